@@ -1,0 +1,99 @@
+// Package schedule decides when a page is looked at again.
+//
+// A Scheduler turns what is known about a page (its current interval and
+// change history) and what the latest fetch revealed into the interval until
+// the next check. Halving is the baseline policy of the original guides:
+// halve the interval on a real change, stretch it by half otherwise.
+package schedule
+
+import "time"
+
+// Page is what the scheduler knows about one page when it decides.
+type Page struct {
+	// Interval is the revisit interval chosen last time; zero for a page
+	// that was never fetched.
+	Interval time.Duration
+	// LastFetched is when the page was last fetched; zero if never.
+	LastFetched time.Time
+	// Visits counts completed fetches before this one.
+	Visits int
+	// Changes counts fetches before this one that found a real change.
+	Changes int
+}
+
+// Observation is the outcome of one fetch.
+type Observation struct {
+	// At is when the fetch completed.
+	At time.Time
+	// First is true for the first successful fetch of a page: there was no
+	// stored content to compare with.
+	First bool
+	// Changed is true when the content differs from the stored copy after
+	// volatile blocks were stripped. A 304 is never a change.
+	Changed bool
+}
+
+// Scheduler chooses revisit intervals. Implementations must be safe for
+// concurrent use and must never return an interval <= 0.
+type Scheduler interface {
+	// Next returns the interval until the page is due again after obs.
+	Next(p Page, obs Observation) time.Duration
+}
+
+// Halving is the baseline adaptive policy: a new page starts at Start; a
+// real change halves the interval (never below Min); no change, including a
+// 304, multiplies it by Grow (never above Max). Zero fields take the
+// defaults of DefaultHalving.
+type Halving struct {
+	Start time.Duration // interval after the first fetch (default 24h)
+	Min   time.Duration // floor (default 1h)
+	Max   time.Duration // cap (default 30 days)
+	Grow  float64       // factor on no change (default 1.5)
+}
+
+// DefaultHalving holds the guide's values: 1 day to start, 1 hour floor,
+// 30 days cap, ×1.5 when nothing changed.
+var DefaultHalving = Halving{Start: 24 * time.Hour, Min: time.Hour, Max: 30 * 24 * time.Hour, Grow: 1.5}
+
+// Next implements Scheduler.
+func (h Halving) Next(p Page, obs Observation) time.Duration {
+	h = h.withDefaults()
+	cur := p.Interval
+	if obs.First || cur <= 0 {
+		return clamp(h.Start, h.Min, h.Max)
+	}
+	if obs.Changed {
+		return clamp(cur/2, h.Min, h.Max)
+	}
+	return clamp(time.Duration(float64(cur)*h.Grow), h.Min, h.Max)
+}
+
+func (h Halving) withDefaults() Halving {
+	d := DefaultHalving
+	if h.Start > 0 {
+		d.Start = h.Start
+	}
+	if h.Min > 0 {
+		d.Min = h.Min
+	}
+	if h.Max > 0 {
+		d.Max = h.Max
+	}
+	if h.Grow > 0 {
+		d.Grow = h.Grow
+	}
+	if d.Max < d.Min {
+		d.Max = d.Min
+	}
+	return d
+}
+
+func clamp(d, lo, hi time.Duration) time.Duration {
+	if d < lo {
+		return lo
+	}
+	if d > hi {
+		return hi
+	}
+	return d
+}
