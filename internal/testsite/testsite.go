@@ -1,0 +1,767 @@
+// Package testsite is a deterministic fake web site served on loopback by
+// httptest: the one fixture that recrawl's tests, demo and benchmarks share.
+//
+// A Site has generated documentation-like pages (navigation, header, footer,
+// code blocks, tables, links), a sitemap (plain, gzipped, or split into an
+// index, with or without lastmod), llms.txt, robots.txt, strong ETags and
+// Last-Modified with correct 304 answers (switchable per page), volatile
+// blocks that change on every request while the real content does not,
+// script-only pages, and commands that change the site between runs: edit,
+// delete (404 or 410), redirect, add, remove from the sitemap, inject
+// failures (429/503 with Retry-After), slow and huge responses. Every request
+// is logged (method, path, conditional headers, status) so tests can count
+// exactly what was fetched.
+package testsite
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/recrawl/recrawl/clock"
+)
+
+// Options configure a Site. The zero value gives 20 pages with ETag and
+// Last-Modified, a single uncompressed sitemap with lastmod, and a
+// robots.txt that allows everything.
+type Options struct {
+	// Pages is the number of generated pages (default 20).
+	Pages int
+	// PathPrefix is where generated pages live (default "/docs/").
+	PathPrefix string
+	// NoETag and NoLastModified switch validators off for generated pages.
+	NoETag         bool
+	NoLastModified bool
+	// Volatile gives every generated page a block that changes on every
+	// request (a timestamp and a CSRF token) while its content stays put.
+	Volatile bool
+	// SitemapSplit > 0 serves the sitemap as an index of child sitemaps
+	// with at most SitemapSplit entries each.
+	SitemapSplit int
+	// SitemapGzip serves sitemap files gzipped (with the .xml.gz name).
+	SitemapGzip bool
+	// NoLastMod omits <lastmod> from the sitemap.
+	NoLastMod bool
+	// Robots is the robots.txt body; empty means allow everything and name
+	// the sitemap.
+	Robots string
+	// Clock gives Last-Modified and lastmod times (default: a fixed clock
+	// at 2026-01-01, so runs are deterministic).
+	Clock clock.Clock
+	// Words is the approximate number of words of body text per generated
+	// page (default 120).
+	Words int
+}
+
+// Page is one page of the site. Tests read pages with Site.Page and change
+// them with the Site's methods.
+type Page struct {
+	Path        string
+	Title       string
+	Content     string // the page's real content, as HTML for the article body
+	Version     int    // bumped by every edit
+	Modified    time.Time
+	ETag        bool
+	LastMod     bool
+	Volatile    bool
+	InSitemap   bool
+	InLLMs      bool
+	Status      int    // 200, or 404/410 once deleted
+	RedirectTo  string // when set, answers 301 to this path or URL
+	ContentType string // default "text/html; charset=utf-8"
+	Raw         []byte // when set, served as is instead of the HTML template
+	Links       []string
+	Canonical   string
+}
+
+// Request is one logged request.
+type Request struct {
+	Method          string
+	Path            string // path and query
+	IfNoneMatch     string
+	IfModifiedSince string
+	UserAgent       string
+	Status          int
+	Bytes           int
+	At              time.Time // on the site's clock
+}
+
+// Conditional reports whether the request carried a validator.
+func (r Request) Conditional() bool { return r.IfNoneMatch != "" || r.IfModifiedSince != "" }
+
+type fault struct {
+	status     int
+	retryAfter string
+	remaining  int
+}
+
+// Site is a running fake web site. Its methods are safe for concurrent use.
+type Site struct {
+	srv   *httptest.Server
+	opts  Options
+	clock clock.Clock
+
+	mu          sync.Mutex
+	pages       map[string]*Page
+	order       []string // paths in creation order
+	log         []Request
+	robots      string
+	robotsCode  int
+	robotsRedir string
+	faults      map[string]*fault
+	delays      map[string]time.Duration
+	huge        map[string]int64
+	seq         int
+	sitemapPath string
+	noSitemap   bool
+	llmsCode    int
+}
+
+// DefaultStart is the fixed time of the default clock.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// New starts a site on loopback. Call Close when done.
+func New(opts Options) *Site {
+	if opts.Pages == 0 {
+		opts.Pages = 20
+	}
+	if opts.PathPrefix == "" {
+		opts.PathPrefix = "/docs/"
+	}
+	if opts.Words == 0 {
+		opts.Words = 120
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.NewFake(DefaultStart)
+	}
+	s := &Site{
+		opts:       opts,
+		clock:      opts.Clock,
+		pages:      map[string]*Page{},
+		faults:     map[string]*fault{},
+		delays:     map[string]time.Duration{},
+		huge:       map[string]int64{},
+		robots:     opts.Robots,
+		robotsCode: http.StatusOK,
+		llmsCode:   http.StatusOK,
+	}
+	s.sitemapPath = "/sitemap.xml"
+	if opts.SitemapGzip {
+		s.sitemapPath = "/sitemap.xml.gz"
+	}
+	now := s.clock.Now().UTC().Truncate(time.Second)
+	for i := 1; i <= opts.Pages; i++ {
+		p := s.newPage(fmt.Sprintf("%spage-%04d", opts.PathPrefix, i), now)
+		p.Title = fmt.Sprintf("Page %d", i)
+		p.Content = s.content(i, 1)
+		p.Links = s.neighbours(i)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+func (s *Site) newPage(path string, now time.Time) *Page {
+	p := &Page{
+		Path:      path,
+		Version:   1,
+		Modified:  now,
+		ETag:      !s.opts.NoETag,
+		LastMod:   !s.opts.NoLastModified,
+		Volatile:  s.opts.Volatile,
+		InSitemap: true,
+		InLLMs:    true,
+		Status:    http.StatusOK,
+	}
+	s.pages[path] = p
+	s.order = append(s.order, path)
+	return p
+}
+
+// neighbours links each page to the next few pages, so a breadth-first
+// crawl from the first page reaches all of them.
+func (s *Site) neighbours(i int) []string {
+	var out []string
+	for _, j := range []int{i + 1, i + 2, 2 * i} {
+		if j >= 1 && j <= s.opts.Pages {
+			out = append(out, fmt.Sprintf("%spage-%04d", s.opts.PathPrefix, j))
+		}
+	}
+	return out
+}
+
+var words = strings.Fields(`incremental crawler fetches pages state sitemap schedule interval change
+detect validator request response header content hash volatile block timestamp token robots
+delay budget freshness revisit estimate deletion tombstone index chunk vector alert evidence
+source canonical identity normalize query fragment redirect archive release guide install
+configure example reference tutorial server client library module package function method`)
+
+// content builds a page's article body for a version: a few paragraphs, a
+// code block and a table. Deterministic in (i, version).
+func (s *Site) content(i, version int) string {
+	var b strings.Builder
+	n := s.opts.Words
+	w := func(k int) string { return words[(i*7+k*13+version*3)%len(words)] }
+	fmt.Fprintf(&b, "<p>This is page %d, revision %d.", i, version)
+	for k := 0; k < n; k++ {
+		if k%20 == 19 {
+			b.WriteString("</p>\n<p>")
+		}
+		b.WriteString(" ")
+		b.WriteString(w(k))
+	}
+	b.WriteString(".</p>\n")
+	fmt.Fprintf(&b, "<h2>Example</h2>\n<pre><code class=\"language-go\">func page%d() int {\n\treturn %d\n}\n</code></pre>\n", i, version)
+	fmt.Fprintf(&b, "<h2>Settings</h2>\n<table><thead><tr><th>name</th><th>value</th></tr></thead><tbody><tr><td>page</td><td>%d</td></tr><tr><td>revision</td><td>%d</td></tr></tbody></table>\n", i, version)
+	return b.String()
+}
+
+// Close shuts the server down.
+func (s *Site) Close() { s.srv.Close() }
+
+// URL returns the site's base URL, such as "http://127.0.0.1:34567".
+func (s *Site) URL() string { return s.srv.URL }
+
+// Client returns an HTTP client for the site.
+func (s *Site) Client() *http.Client { return s.srv.Client() }
+
+// SitemapURL returns the URL of the sitemap (or sitemap index).
+func (s *Site) SitemapURL() string { return s.srv.URL + s.sitemapPath }
+
+// LLMsURL returns the URL of llms.txt.
+func (s *Site) LLMsURL() string { return s.srv.URL + "/llms.txt" }
+
+// PageURL returns the absolute URL of a path.
+func (s *Site) PageURL(path string) string { return s.srv.URL + path }
+
+// Paths returns the paths of all pages, in creation order.
+func (s *Site) Paths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.order...)
+}
+
+// PageURLs returns the absolute URLs of every page listed in the sitemap.
+func (s *Site) PageURLs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, p := range s.order {
+		if s.pages[p].InSitemap {
+			out = append(out, s.srv.URL+p)
+		}
+	}
+	return out
+}
+
+// Page returns a copy of the page at path, or false.
+func (s *Site) Page(path string) (Page, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pages[path]
+	if !ok {
+		return Page{}, false
+	}
+	return *p, true
+}
+
+// Update changes the page at path with f, under the site's lock. It
+// panics on an unknown path (a test bug).
+func (s *Site) Update(path string, f func(*Page)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pages[path]
+	if !ok {
+		panic("testsite: no page " + path)
+	}
+	f(p)
+}
+
+func (s *Site) touch(p *Page) {
+	p.Version++
+	now := s.clock.Now().UTC().Truncate(time.Second)
+	if !now.After(p.Modified) {
+		now = p.Modified.Add(time.Second) // Last-Modified has one-second resolution
+	}
+	p.Modified = now
+}
+
+// Edit changes the real content of the page at path (a new revision),
+// which moves its ETag, Last-Modified and sitemap lastmod.
+func (s *Site) Edit(path string) {
+	s.Update(path, func(p *Page) {
+		s.touch(p)
+		i := 0
+		fmt.Sscanf(strings.TrimPrefix(p.Path, s.opts.PathPrefix), "page-%d", &i)
+		p.Content = s.content(i, p.Version)
+	})
+}
+
+// SetContent replaces the page's article HTML (a new revision).
+func (s *Site) SetContent(path, html string) {
+	s.Update(path, func(p *Page) {
+		s.touch(p)
+		p.Content = html
+	})
+}
+
+// Delete makes the page answer status (404 or 410). It stays in the
+// sitemap unless removed with RemoveFromSitemap.
+func (s *Site) Delete(path string, status int) {
+	s.Update(path, func(p *Page) { p.Status = status })
+}
+
+// Redirect makes the page answer 301 to target (a path or absolute URL).
+func (s *Site) Redirect(path, target string) {
+	s.Update(path, func(p *Page) { p.RedirectTo = target })
+}
+
+// RemoveFromSitemap drops the page from the sitemap and llms.txt; it is
+// still served.
+func (s *Site) RemoveFromSitemap(path string) {
+	s.Update(path, func(p *Page) { p.InSitemap, p.InLLMs = false, false })
+}
+
+// AddToSitemap lists the page in the sitemap and llms.txt again.
+func (s *Site) AddToSitemap(path string) {
+	s.Update(path, func(p *Page) { p.InSitemap, p.InLLMs = true, true })
+}
+
+// Add creates a page at path with the given title and article HTML,
+// listed in the sitemap and llms.txt, and returns its URL.
+func (s *Site) Add(path, title, html string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.newPage(path, s.clock.Now().UTC().Truncate(time.Second))
+	p.Title, p.Content = title, html
+	return s.srv.URL + path
+}
+
+// AddRaw creates a page served verbatim with the given content type (for
+// PDFs, Markdown, malformed documents, script-only apps...). It is listed in
+// the sitemap and llms.txt.
+func (s *Site) AddRaw(path, contentType string, body []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.newPage(path, s.clock.Now().UTC().Truncate(time.Second))
+	p.Raw, p.ContentType = body, contentType
+	return s.srv.URL + path
+}
+
+// ScriptOnlyHTML is a page whose content is rendered by client-side
+// JavaScript: an empty app root and scripts.
+const ScriptOnlyHTML = `<!doctype html><html><head><title>App</title><script src="/static/app.js"></script></head>
+<body><noscript>You need to enable JavaScript to run this app.</noscript><div id="root"></div>
+<script>window.__INITIAL_STATE__={}</script></body></html>`
+
+// SetRobots sets robots.txt's body and status (0 keeps 200).
+func (s *Site) SetRobots(body string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.robots = body
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.robotsCode = status
+}
+
+// RedirectRobots makes /robots.txt answer 301 to target.
+func (s *Site) RedirectRobots(target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.robotsRedir = target
+}
+
+// DisableSitemap makes the sitemap answer 404.
+func (s *Site) DisableSitemap() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noSitemap = true
+}
+
+// Fail makes the next n requests to path answer status, with a
+// Retry-After header when retryAfter is not empty. Use path "*" for every
+// path.
+func (s *Site) Fail(path string, status, n int, retryAfter string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[path] = &fault{status: status, retryAfter: retryAfter, remaining: n}
+}
+
+// Slow delays every answer for path by d of real time (for timeouts).
+func (s *Site) Slow(path string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delays[path] = d
+}
+
+// Huge makes path answer with a body of n bytes of HTML, streamed.
+func (s *Site) Huge(path string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.huge[path] = n
+}
+
+// Requests returns a copy of the request log.
+func (s *Site) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// ResetLog empties the request log.
+func (s *Site) ResetLog() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = nil
+}
+
+// Count returns how many logged requests satisfy match (all when nil).
+func (s *Site) Count(match func(Request) bool) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if match == nil || match(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// PageRequests returns the logged requests for pages under the site's
+// PathPrefix (not robots.txt, sitemaps or llms.txt).
+func (s *Site) PageRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if strings.HasPrefix(r.Path, s.opts.PathPrefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// IsPage reports whether a logged request was for a generated page path.
+func (s *Site) IsPage(r Request) bool { return strings.HasPrefix(r.Path, s.opts.PathPrefix) }
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{ResponseWriter: w}
+	path := r.URL.Path
+	s.mu.Lock()
+	delay := s.delays[path]
+	s.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+		}
+	}
+	s.handle(rec, r)
+	s.mu.Lock()
+	s.log = append(s.log, Request{
+		Method:          r.Method,
+		Path:            r.URL.RequestURI(),
+		IfNoneMatch:     r.Header.Get("If-None-Match"),
+		IfModifiedSince: r.Header.Get("If-Modified-Since"),
+		UserAgent:       r.UserAgent(),
+		Status:          rec.status,
+		Bytes:           rec.bytes,
+		At:              s.clock.Now(),
+	})
+	s.mu.Unlock()
+}
+
+func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	s.mu.Lock()
+	f := s.faults[path]
+	if f == nil {
+		f = s.faults["*"]
+	}
+	if f != nil && f.remaining > 0 {
+		f.remaining--
+		status, ra := f.status, f.retryAfter
+		s.mu.Unlock()
+		if ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	if n, ok := s.huge[path]; ok {
+		s.mu.Unlock()
+		serveHuge(w, n)
+		return
+	}
+	switch {
+	case path == "/robots.txt":
+		body, code, redir := s.robots, s.robotsCode, s.robotsRedir
+		if body == "" {
+			body = "User-agent: *\nAllow: /\n\nSitemap: " + s.srv.URL + s.sitemapPath + "\n"
+		}
+		s.mu.Unlock()
+		if redir != "" {
+			http.Redirect(w, r, redir, http.StatusMovedPermanently)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
+		fmt.Fprint(w, body)
+		return
+	case path == "/llms.txt":
+		code := s.llmsCode
+		body := s.llmsLocked()
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
+		w.Write(body)
+		return
+	case strings.HasPrefix(path, "/sitemap"):
+		body, ok := s.sitemapLocked(path)
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		serveWithETag(w, r, body, s.contentTypeFor(path))
+		return
+	}
+	p, ok := s.pages[path]
+	if !ok {
+		s.mu.Unlock()
+		http.NotFound(w, r)
+		return
+	}
+	page := *p
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	s.servePage(w, r, &page, seq)
+}
+
+func (s *Site) contentTypeFor(path string) string {
+	if strings.HasSuffix(path, ".gz") {
+		return "application/gzip"
+	}
+	return "application/xml"
+}
+
+func serveHuge(w http.ResponseWriter, n int64) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	chunk := bytes.Repeat([]byte("<p>filler filler filler filler filler filler filler</p>\n"), 1024)
+	for n > 0 {
+		b := chunk
+		if int64(len(b)) > n {
+			b = b[:n]
+		}
+		if _, err := w.Write(b); err != nil {
+			return // the client hung up: the connection was released
+		}
+		n -= int64(len(b))
+	}
+}
+
+func serveWithETag(w http.ResponseWriter, r *http.Request, body []byte, ctype string) {
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	w.Header().Set("ETag", etag)
+	if etagMatch(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Write(body)
+}
+
+// etagMatch implements the weak comparison of If-None-Match (RFC 9110
+// 13.1.2): a list of entity tags or "*".
+func etagMatch(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(etag, "W/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Site) etag(p *Page) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", p.Path, p.Version, p.Content)))
+	return `"` + hex.EncodeToString(sum[:10]) + `"`
+}
+
+func (s *Site) servePage(w http.ResponseWriter, r *http.Request, p *Page, seq int) {
+	if p.RedirectTo != "" {
+		http.Redirect(w, r, p.RedirectTo, http.StatusMovedPermanently)
+		return
+	}
+	if p.Status != http.StatusOK {
+		http.Error(w, http.StatusText(p.Status), p.Status)
+		return
+	}
+	h := w.Header()
+	var etag string
+	if p.ETag {
+		etag = s.etag(p)
+		h.Set("ETag", etag)
+	}
+	if p.LastMod {
+		h.Set("Last-Modified", p.Modified.UTC().Format(http.TimeFormat))
+	}
+	// RFC 9110 13.2.2: If-None-Match takes precedence; If-Modified-Since is
+	// evaluated only without it.
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		if p.ETag && etagMatch(inm, etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else if ims := r.Header.Get("If-Modified-Since"); ims != "" && p.LastMod {
+		if t, err := http.ParseTime(ims); err == nil && !p.Modified.After(t) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if p.Raw != nil {
+		h.Set("Content-Type", p.ContentType)
+		w.Write(p.Raw)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(s.render(p, seq))
+}
+
+// render produces the page's HTML: chrome around the article, plus the
+// volatile block when the page has one. seq numbers the request, so the
+// volatile block differs on every request yet is deterministic.
+func (s *Site) render(p *Page, seq int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>\n", p.Title)
+	if p.Canonical != "" {
+		fmt.Fprintf(&b, "<link rel=\"canonical\" href=\"%s\">\n", p.Canonical)
+	}
+	b.WriteString("</head><body>\n<header><nav><a href=\"/\">Home</a> <a href=\"" + s.opts.PathPrefix + "\">Docs</a></nav></header>\n")
+	b.WriteString("<main><article>\n")
+	fmt.Fprintf(&b, "<h1>%s</h1>\n%s", p.Title, p.Content)
+	if p.Volatile {
+		stamp := DefaultStart.Add(time.Duration(seq) * time.Second).Format(time.RFC3339)
+		fmt.Fprintf(&b, "<p class=\"render-info\">Rendered at %s (csrf_token=%x)</p>\n", stamp, sha256.Sum256([]byte(strconv.Itoa(seq))))
+	}
+	if len(p.Links) > 0 {
+		b.WriteString("<h2>See also</h2>\n<ul>\n")
+		for _, l := range p.Links {
+			fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a></li>\n", l, l)
+		}
+		b.WriteString("</ul>\n")
+	}
+	b.WriteString("</article></main>\n<footer><p>© 2026 Example Docs. All rights reserved.</p></footer>\n</body></html>\n")
+	return b.Bytes()
+}
+
+func (s *Site) sitemapLocked(path string) ([]byte, bool) {
+	if s.noSitemap {
+		return nil, false
+	}
+	var listed []*Page
+	for _, p := range s.order {
+		if pg := s.pages[p]; pg.InSitemap {
+			listed = append(listed, pg)
+		}
+	}
+	ext := ".xml"
+	if s.opts.SitemapGzip {
+		ext = ".xml.gz"
+	}
+	var body []byte
+	switch {
+	case path == s.sitemapPath && s.opts.SitemapSplit > 0:
+		var b bytes.Buffer
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+		for i := 0; i*s.opts.SitemapSplit < len(listed); i++ {
+			fmt.Fprintf(&b, "<sitemap><loc>%s/sitemap-%d%s</loc></sitemap>\n", s.srv.URL, i+1, ext)
+		}
+		b.WriteString("</sitemapindex>\n")
+		body = b.Bytes()
+	case path == s.sitemapPath:
+		body = s.urlset(listed)
+	case s.opts.SitemapSplit > 0 && strings.HasPrefix(path, "/sitemap-") && strings.HasSuffix(path, ext):
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(path, "/sitemap-"), ext))
+		if err != nil || n < 1 || (n-1)*s.opts.SitemapSplit >= len(listed) {
+			return nil, false
+		}
+		lo := (n - 1) * s.opts.SitemapSplit
+		hi := min(lo+s.opts.SitemapSplit, len(listed))
+		body = s.urlset(listed[lo:hi])
+	default:
+		return nil, false
+	}
+	if s.opts.SitemapGzip {
+		var z bytes.Buffer
+		gw := gzip.NewWriter(&z)
+		gw.Write(body)
+		gw.Close()
+		body = z.Bytes()
+	}
+	return body, true
+}
+
+func (s *Site) urlset(pages []*Page) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, p := range pages {
+		fmt.Fprintf(&b, "<url><loc>%s%s</loc>", s.srv.URL, p.Path)
+		if !s.opts.NoLastMod {
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", p.Modified.UTC().Format(time.RFC3339))
+		}
+		b.WriteString("</url>\n")
+	}
+	b.WriteString("</urlset>\n")
+	return b.Bytes()
+}
+
+func (s *Site) llmsLocked() []byte {
+	var b bytes.Buffer
+	b.WriteString("# Example Docs\n\n> Documentation of an example project, for tests.\n\n## Pages\n\n")
+	paths := append([]string(nil), s.order...)
+	sort.Strings(paths)
+	for _, path := range paths {
+		p := s.pages[path]
+		if !p.InLLMs {
+			continue
+		}
+		fmt.Fprintf(&b, "- [%s](%s): %s\n", p.Title, path, "reference page")
+	}
+	return b.Bytes()
+}

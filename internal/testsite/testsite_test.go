@@ -1,0 +1,178 @@
+package testsite_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/internal/testsite"
+)
+
+func get(t *testing.T, s *testsite.Site, path string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL()+path, nil)
+	require.NoError(t, err)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	c := s.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, body
+}
+
+func TestConditionalRequests(t *testing.T) {
+	clk := clock.NewFake(testsite.DefaultStart)
+	s := testsite.New(testsite.Options{Pages: 3, Clock: clk})
+	defer s.Close()
+	path := s.Paths()[0]
+
+	resp, body := get(t, s, path, nil)
+	require.Equal(t, 200, resp.StatusCode)
+	require.Contains(t, string(body), "<h1>Page 1</h1>")
+	etag, lm := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	require.NotEmpty(t, etag)
+	require.NotEmpty(t, lm)
+
+	resp, _ = get(t, s, path, map[string]string{"If-None-Match": etag})
+	require.Equal(t, 304, resp.StatusCode)
+	resp, _ = get(t, s, path, map[string]string{"If-Modified-Since": lm})
+	require.Equal(t, 304, resp.StatusCode)
+	// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+	resp, _ = get(t, s, path, map[string]string{"If-None-Match": `"other"`, "If-Modified-Since": lm})
+	require.Equal(t, 200, resp.StatusCode)
+
+	clk.Advance(time.Hour)
+	s.Edit(path)
+	resp, body = get(t, s, path, map[string]string{"If-None-Match": etag})
+	require.Equal(t, 200, resp.StatusCode)
+	require.Contains(t, string(body), "revision 2")
+	require.NotEqual(t, etag, resp.Header.Get("ETag"))
+	resp, _ = get(t, s, path, map[string]string{"If-Modified-Since": lm})
+	require.Equal(t, 200, resp.StatusCode)
+
+	log := s.Requests()
+	require.Len(t, log, 6)
+	require.Equal(t, etag, log[1].IfNoneMatch)
+	require.Equal(t, 304, log[1].Status)
+	require.True(t, log[1].Conditional())
+	require.False(t, log[0].Conditional())
+}
+
+func TestValidatorsCanBeSwitchedOff(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 1, NoETag: true, NoLastModified: true})
+	defer s.Close()
+	resp, _ := get(t, s, s.Paths()[0], map[string]string{"If-None-Match": "*"})
+	require.Equal(t, 200, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("ETag"))
+	require.Empty(t, resp.Header.Get("Last-Modified"))
+}
+
+func TestVolatileBlockChangesEveryRequest(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 1, Volatile: true, NoETag: true, NoLastModified: true})
+	defer s.Close()
+	_, a := get(t, s, s.Paths()[0], nil)
+	_, b := get(t, s, s.Paths()[0], nil)
+	require.NotEqual(t, a, b)
+	require.Contains(t, string(a), "csrf_token=")
+	strip := func(x []byte) string { return string(x[:bytes.Index(x, []byte("Rendered at"))]) }
+	require.Equal(t, strip(a), strip(b), "only the volatile block differs")
+}
+
+func TestSitemapForms(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 5, SitemapSplit: 2, SitemapGzip: true})
+	defer s.Close()
+	require.True(t, strings.HasSuffix(s.SitemapURL(), "/sitemap.xml.gz"))
+	resp, body := get(t, s, "/sitemap.xml.gz", nil)
+	require.Equal(t, 200, resp.StatusCode)
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	idx, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(string(idx), "<sitemap>"))
+	require.Contains(t, string(idx), "/sitemap-3.xml.gz")
+
+	_, body = get(t, s, "/sitemap-3.xml.gz", nil)
+	zr, err = gzip.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	child, _ := io.ReadAll(zr)
+	require.Equal(t, 1, strings.Count(string(child), "<url>"))
+	require.Contains(t, string(child), "<lastmod>")
+
+	resp, _ = get(t, s, "/sitemap-4.xml.gz", nil)
+	require.Equal(t, 404, resp.StatusCode)
+
+	// The sitemap has its own validator.
+	resp, _ = get(t, s, "/sitemap.xml.gz", nil)
+	resp2, _ := get(t, s, "/sitemap.xml.gz", map[string]string{"If-None-Match": resp.Header.Get("ETag")})
+	require.Equal(t, 304, resp2.StatusCode)
+}
+
+func TestSitemapMembershipAndLLMs(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 3, NoLastMod: true})
+	defer s.Close()
+	gone := s.Paths()[1]
+	s.RemoveFromSitemap(gone)
+	_, body := get(t, s, "/sitemap.xml", nil)
+	require.NotContains(t, string(body), gone)
+	require.NotContains(t, string(body), "<lastmod>")
+	require.Len(t, s.PageURLs(), 2)
+	_, llms := get(t, s, "/llms.txt", nil)
+	require.True(t, strings.HasPrefix(string(llms), "# Example Docs"))
+	require.NotContains(t, string(llms), gone)
+	require.Contains(t, string(llms), "("+s.Paths()[0]+")")
+	resp, _ := get(t, s, gone, nil)
+	require.Equal(t, 200, resp.StatusCode, "a page removed from the sitemap is still served")
+}
+
+func TestDeleteRedirectAndFaults(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 3})
+	defer s.Close()
+	p := s.Paths()
+	s.Delete(p[0], http.StatusGone)
+	s.Redirect(p[1], p[2])
+	s.Fail(p[2], http.StatusServiceUnavailable, 1, "7")
+
+	resp, _ := get(t, s, p[0], nil)
+	require.Equal(t, 410, resp.StatusCode)
+	resp, _ = get(t, s, p[1], nil)
+	require.Equal(t, 301, resp.StatusCode)
+	require.Equal(t, p[2], resp.Header.Get("Location"))
+	resp, _ = get(t, s, p[2], nil)
+	require.Equal(t, 503, resp.StatusCode)
+	require.Equal(t, "7", resp.Header.Get("Retry-After"))
+	resp, _ = get(t, s, p[2], nil)
+	require.Equal(t, 200, resp.StatusCode, "the fault is used up")
+	require.Len(t, s.PageRequests(), 4)
+}
+
+func TestRobotsAndHugeAndRaw(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 1})
+	defer s.Close()
+	_, body := get(t, s, "/robots.txt", nil)
+	require.Contains(t, string(body), "Sitemap: "+s.SitemapURL())
+	s.SetRobots("", http.StatusServiceUnavailable)
+	resp, _ := get(t, s, "/robots.txt", nil)
+	require.Equal(t, 503, resp.StatusCode)
+
+	s.Huge("/big", 3<<20)
+	_, body = get(t, s, "/big", nil)
+	require.Len(t, body, 3<<20)
+
+	u := s.AddRaw("/app", "text/html", []byte(testsite.ScriptOnlyHTML))
+	require.Equal(t, s.URL()+"/app", u)
+	resp, body = get(t, s, "/app", nil)
+	require.Equal(t, "text/html", resp.Header.Get("Content-Type"))
+	require.Contains(t, string(body), `<div id="root"></div>`)
+}
