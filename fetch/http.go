@@ -1,0 +1,240 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recrawl/recrawl/clock"
+)
+
+// Defaults of HTTP's zero fields.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxBytes      = 10 << 20
+	DefaultMaxAttempts   = 3
+	DefaultMaxRedirects  = 10
+	DefaultMaxRetryAfter = 2 * time.Minute
+	DefaultBaseBackoff   = 500 * time.Millisecond
+	DefaultMaxBackoff    = 30 * time.Second
+	DefaultUserAgent     = "recrawl/0.1 (+https://github.com/recrawl/recrawl)"
+)
+
+// ErrTooManyRedirects is returned (wrapped) when a page redirects more than
+// MaxRedirects times.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+// HTTP fetches pages with net/http. The zero value is ready to use; fields
+// left zero take the Default* values. An HTTP must not be modified after
+// its first use.
+//
+// It sends If-None-Match and If-Modified-Since from the request's
+// validators, follows at most MaxRedirects redirects, bounds every attempt by
+// Timeout, reads at most MaxBytes of body, and retries 429, 5xx and
+// transport errors up to MaxAttempts: a Retry-After header (seconds or an
+// HTTP date) is honoured up to MaxRetryAfter, otherwise it waits a capped
+// exponential backoff with full jitter. Other 4xx are never retried. Every
+// wait uses Clock and ends early when the context is done.
+type HTTP struct {
+	// Client sends the requests (default: a client on http.DefaultTransport).
+	// Its CheckRedirect is replaced by the MaxRedirects policy.
+	Client *http.Client
+	// UserAgent is sent with every request.
+	UserAgent string
+	// Timeout bounds one attempt, body included.
+	Timeout time.Duration
+	// MaxBytes caps the body; a larger body is a *TooLargeError.
+	MaxBytes int64
+	// MaxAttempts bounds the attempts of one Fetch (1 means no retry).
+	MaxAttempts int
+	// MaxRedirects bounds the redirects followed by one attempt.
+	MaxRedirects int
+	// MaxRetryAfter caps the wait a Retry-After header can ask for.
+	MaxRetryAfter time.Duration
+	// BaseBackoff and MaxBackoff shape the backoff without Retry-After:
+	// attempt n waits a random duration in [0, min(MaxBackoff, BaseBackoff·2ⁿ)].
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+	// Clock times the waits (default: the system clock).
+	Clock clock.Clock
+	// Logger receives retry decisions at debug level (default: discard).
+	Logger *slog.Logger
+}
+
+var discard = slog.New(slog.DiscardHandler)
+
+func orDefault[T int | int64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Fetch implements Fetcher.
+func (h *HTTP) Fetch(ctx context.Context, req Request) (*Response, error) {
+	attempts := orDefault(h.MaxAttempts, DefaultMaxAttempts)
+	clk := clock.Or(h.Clock)
+	log := h.Logger
+	if log == nil {
+		log = discard
+	}
+	var lastErr error
+	for n := 1; ; n++ {
+		resp, retryAfter, err := h.attempt(ctx, req, n)
+		if err == nil {
+			return resp, nil
+		}
+		lastErr = err
+		if n >= attempts || !retryable(ctx, err) {
+			return nil, lastErr
+		}
+		wait := h.backoff(n)
+		if retryAfter >= 0 {
+			wait = min(retryAfter, orDefault(h.MaxRetryAfter, DefaultMaxRetryAfter))
+		}
+		log.DebugContext(ctx, "fetch retry", "url", req.URL, "attempt", n, "wait", wait, "err", err)
+		if err := clock.Sleep(ctx, clk, wait); err != nil {
+			return nil, fmt.Errorf("fetch %s: waiting to retry: %w (last error: %v)", req.URL, err, lastErr)
+		}
+	}
+}
+
+func (h *HTTP) backoff(n int) time.Duration {
+	base := orDefault(h.BaseBackoff, DefaultBaseBackoff)
+	ceil := orDefault(h.MaxBackoff, DefaultMaxBackoff)
+	d := ceil
+	if n < 32 && base<<n > 0 && base<<n < ceil {
+		d = base << n
+	}
+	return rand.N(d + 1) // full jitter
+}
+
+// retryable reports whether a later attempt may succeed: 429 and 5xx, and
+// transport errors, unless the caller's context ended.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Temporary()
+	}
+	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTooManyRedirects) {
+		return false
+	}
+	var bad *badRequestError
+	return !errors.As(err, &bad)
+}
+
+type badRequestError struct{ err error }
+
+func (e *badRequestError) Error() string { return e.err.Error() }
+func (e *badRequestError) Unwrap() error { return e.err }
+
+// attempt sends one request. retryAfter is -1 when the answer carried no
+// usable Retry-After.
+func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(h.Timeout, DefaultTimeout))
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	if err != nil {
+		return nil, -1, &badRequestError{fmt.Errorf("fetch %s: %w", req.URL, err)}
+	}
+	ua := h.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	hr.Header.Set("User-Agent", ua)
+	if req.ETag != "" {
+		hr.Header.Set("If-None-Match", req.ETag)
+	}
+	if req.LastModified != "" {
+		hr.Header.Set("If-Modified-Since", req.LastModified)
+	}
+	client := http.DefaultClient
+	if h.Client != nil {
+		client = h.Client
+	}
+	c := *client
+	maxRedirects := orDefault(h.MaxRedirects, DefaultMaxRedirects)
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
+		}
+		return nil
+	}
+	resp, err := c.Do(hr)
+	if err != nil {
+		return nil, -1, fmt.Errorf("fetch %s: %w", req.URL, err)
+	}
+	defer resp.Body.Close()
+
+	out := &Response{
+		URL:          req.URL,
+		FinalURL:     resp.Request.URL.String(),
+		Status:       resp.StatusCode,
+		ETag:         resp.Header.Get("ETag"),
+		LastModified: resp.Header.Get("Last-Modified"),
+		ContentType:  resp.Header.Get("Content-Type"),
+		Header:       resp.Header,
+		Attempts:     n,
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotModified, out.Gone():
+		drain(resp.Body)
+		return out, -1, nil
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		limit := orDefault(h.MaxBytes, DefaultMaxBytes)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		if err != nil {
+			return nil, -1, fmt.Errorf("fetch %s: reading body: %w", req.URL, err)
+		}
+		if int64(len(body)) > limit {
+			// Closing without draining releases the connection.
+			return nil, -1, &TooLargeError{URL: req.URL, Limit: limit}
+		}
+		out.Body = body
+		return out, -1, nil
+	default:
+		drain(resp.Body)
+		ra := parseRetryAfter(resp.Header.Get("Retry-After"), clock.Or(h.Clock).Now())
+		se := &StatusError{URL: req.URL, Status: resp.StatusCode, Attempts: n}
+		if ra >= 0 {
+			se.RetryAfter = ra
+		}
+		return nil, ra, se
+	}
+}
+
+// drain reads a little of an unwanted body so the connection can be reused.
+func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date
+// in any of the three forms http.ParseTime accepts. It returns -1 when the
+// value is absent or unusable; a date in the past is 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return -1
+		}
+		if secs > int64(365*24*time.Hour/time.Second) {
+			secs = int64(365 * 24 * time.Hour / time.Second)
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
+}

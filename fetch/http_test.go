@@ -1,0 +1,192 @@
+package fetch_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/fetch"
+	"github.com/recrawl/recrawl/internal/testsite"
+)
+
+func newSite(t *testing.T, opts testsite.Options) *testsite.Site {
+	t.Helper()
+	s := testsite.New(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestConditionalFetch(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 2})
+	f := &fetch.HTTP{UserAgent: "recrawl-test/1.0"}
+	u := s.PageURL(s.Paths()[0])
+
+	resp, err := f.Fetch(context.Background(), fetch.Request{URL: u})
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.Status)
+	require.NotEmpty(t, resp.ETag)
+	require.NotEmpty(t, resp.LastModified)
+	require.Contains(t, resp.ContentType, "text/html")
+	require.Contains(t, string(resp.Body), "<h1>Page 1</h1>")
+	require.Equal(t, u, resp.FinalURL)
+	require.Equal(t, 1, resp.Attempts)
+
+	tests := []struct {
+		name string
+		req  fetch.Request
+	}{
+		{"etag", fetch.Request{URL: u, ETag: resp.ETag}},
+		{"last-modified", fetch.Request{URL: u, LastModified: resp.LastModified}},
+		{"both", fetch.Request{URL: u, ETag: resp.ETag, LastModified: resp.LastModified}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.True(t, tc.req.Conditional())
+			r, err := f.Fetch(context.Background(), tc.req)
+			require.NoError(t, err)
+			require.True(t, r.NotModified())
+			require.Empty(t, r.Body)
+		})
+	}
+	log := s.Requests()
+	require.Equal(t, "recrawl-test/1.0", log[0].UserAgent)
+	require.Equal(t, resp.ETag, log[1].IfNoneMatch)
+	require.Equal(t, resp.LastModified, log[2].IfModifiedSince)
+}
+
+func TestGoneAndRedirects(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 4})
+	p := s.Paths()
+	s.Delete(p[0], http.StatusNotFound)
+	s.Delete(p[1], http.StatusGone)
+	s.Redirect(p[2], p[3])
+	f := &fetch.HTTP{}
+	ctx := context.Background()
+
+	for _, path := range p[:2] {
+		r, err := f.Fetch(ctx, fetch.Request{URL: s.PageURL(path)})
+		require.NoError(t, err)
+		require.True(t, r.Gone())
+	}
+	r, err := f.Fetch(ctx, fetch.Request{URL: s.PageURL(p[2])})
+	require.NoError(t, err)
+	require.Equal(t, 200, r.Status)
+	require.Equal(t, s.PageURL(p[3]), r.FinalURL)
+
+	// A redirect loop stops after MaxRedirects and is not retried.
+	s.Redirect(p[3], p[2])
+	s.ResetLog()
+	_, err = (&fetch.HTTP{MaxRedirects: 3}).Fetch(ctx, fetch.Request{URL: s.PageURL(p[2])})
+	require.ErrorIs(t, err, fetch.ErrTooManyRedirects)
+	require.Equal(t, 4, s.Count(nil), "one attempt: the first request plus three redirects")
+}
+
+func TestRetryAfterIsHonouredOnTheClock(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		maxWait    time.Duration
+		wantWait   time.Duration
+	}{
+		{"429 seconds", 429, "7", 0, 7 * time.Second},
+		{"503 seconds", 503, "2", 0, 2 * time.Second},
+		{"http date", 503, start.Add(90 * time.Second).Format(http.TimeFormat), 0, 90 * time.Second},
+		{"rfc850 date", 429, start.Add(30 * time.Second).Format("Monday, 02-Jan-06 15:04:05 GMT"), 0, 30 * time.Second},
+		{"hostile header is capped", 503, "864000", 45 * time.Second, 45 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSite(t, testsite.Options{Pages: 1})
+			path := s.Paths()[0]
+			s.Fail(path, tc.status, 1, tc.retryAfter)
+			clk := clock.NewAutoFake(start)
+			f := &fetch.HTTP{Clock: clk, MaxRetryAfter: tc.maxWait}
+			r, err := f.Fetch(context.Background(), fetch.Request{URL: s.PageURL(path)})
+			require.NoError(t, err)
+			require.Equal(t, 200, r.Status)
+			require.Equal(t, 2, r.Attempts)
+			require.Equal(t, tc.wantWait, clk.Now().Sub(start))
+		})
+	}
+}
+
+func TestBackoffWithoutRetryAfterIsBoundedJitter(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 1})
+	path := s.Paths()[0]
+	s.Fail(path, 503, 10, "")
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewAutoFake(start)
+	f := &fetch.HTTP{Clock: clk, MaxAttempts: 4, BaseBackoff: time.Second, MaxBackoff: 3 * time.Second}
+	_, err := f.Fetch(context.Background(), fetch.Request{URL: s.PageURL(path)})
+	var se *fetch.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 503, se.Status)
+	require.Equal(t, 4, se.Attempts)
+	require.True(t, se.Temporary())
+	// Waits: [0,2s] + [0,3s] + [0,3s] (capped), full jitter.
+	require.LessOrEqual(t, clk.Now().Sub(start), 8*time.Second)
+	require.Equal(t, 4, len(s.Requests()))
+}
+
+func TestOtherClientErrorsAreNotRetried(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 1})
+	path := s.Paths()[0]
+	s.Fail(path, http.StatusForbidden, 5, "1")
+	f := &fetch.HTTP{Clock: clock.NewAutoFake(time.Now())}
+	_, err := f.Fetch(context.Background(), fetch.Request{URL: s.PageURL(path)})
+	var se *fetch.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 403, se.Status)
+	require.False(t, se.Temporary())
+	require.Len(t, s.Requests(), 1)
+}
+
+func TestBodyIsCappedAndTimeoutsApply(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 1})
+	s.Huge("/big", 5<<20)
+	f := &fetch.HTTP{MaxBytes: 1 << 20}
+	_, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL() + "/big"})
+	require.ErrorIs(t, err, fetch.ErrTooLarge)
+	var tl *fetch.TooLargeError
+	require.ErrorAs(t, err, &tl)
+	require.EqualValues(t, 1<<20, tl.Limit)
+	// The server logs the request once its handler sees the hang-up.
+	require.Eventually(t, func() bool { return len(s.Requests()) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Less(t, s.Requests()[0].Bytes, 5<<20, "the connection was released before the whole body was sent")
+
+	s.Slow("/slow", 2*time.Second)
+	f = &fetch.HTTP{Timeout: 50 * time.Millisecond, MaxAttempts: 1}
+	_, err = f.Fetch(context.Background(), fetch.Request{URL: s.URL() + "/slow"})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestCancelledContextStopsTheBackoffWait(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 1})
+	path := s.Paths()[0]
+	s.Fail(path, 503, 5, "3600")
+	clk := clock.NewFake(time.Now())
+	f := &fetch.HTTP{Clock: clk, MaxRetryAfter: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Fetch(ctx, fetch.Request{URL: s.PageURL(path)})
+		done <- err
+	}()
+	require.NoError(t, clk.BlockUntil(context.Background(), 1))
+	cancel()
+	err := <-done
+	require.True(t, errors.Is(err, context.Canceled), err)
+	require.Len(t, s.Requests(), 1)
+}
+
+func TestBadURL(t *testing.T) {
+	_, err := (&fetch.HTTP{}).Fetch(context.Background(), fetch.Request{URL: "http://[::1"})
+	require.Error(t, err)
+}
