@@ -77,8 +77,8 @@ type Result struct {
 	// Gone marks a 404 or 410: the row becomes a tombstone and leaves the
 	// due queue. Hash, validators and schedule fields are ignored.
 	Gone bool
-	// NotModified marks a 304 (or a 200 whose content hash is unchanged
-	// and whose hash is therefore not rewritten).
+	// NotModified marks a 304 answer: the stored content hash is kept, and
+	// empty ETag/LastModified keep the stored validators.
 	NotModified bool
 	// Changed marks a real change (hash differs from the stored one). It
 	// counts towards Changes.
@@ -86,9 +86,9 @@ type Result struct {
 
 	// ContentHash is the new fingerprint; "" keeps the stored one.
 	ContentHash string
-	// ETag and LastModified replace the stored validators when the answer
-	// carried a body (status 2xx); on a 304 an empty value keeps the stored
-	// one.
+	// ETag and LastModified replace the stored validators (an empty value
+	// clears one: the origin stopped sending it), except on a NotModified
+	// result, where an empty value keeps the stored one.
 	ETag         string
 	LastModified string
 
