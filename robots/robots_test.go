@@ -43,8 +43,8 @@ func TestEdgeCases(t *testing.T) {
 			},
 		},
 		{
-			name: "several star groups merge",
-			body: "User-agent: *\nDisallow: /x\n\nUser-agent: *\nDisallow: /y\n",
+			name:   "several star groups merge",
+			body:   "User-agent: *\nDisallow: /x\n\nUser-agent: *\nDisallow: /y\n",
 			checks: []check{{"bot", "/x", false}, {"bot", "/y", false}, {"bot", "/z", true}},
 		},
 		{
@@ -83,8 +83,8 @@ func TestEdgeCases(t *testing.T) {
 			},
 		},
 		{
-			name: "star with a trailing remark is still star",
-			body: "User-agent: * everyone\nDisallow: /a\n",
+			name:   "star with a trailing remark is still star",
+			body:   "User-agent: * everyone\nDisallow: /a\n",
 			checks: []check{{"bot", "/a", false}},
 		},
 		{
@@ -142,8 +142,8 @@ func TestEdgeCases(t *testing.T) {
 			},
 		},
 		{
-			name: "Allow/Disallow tie does not depend on line order",
-			body: "User-agent: a\nDisallow: /x\nAllow: /x\n\nUser-agent: b\nAllow: /x\nDisallow: /x\n",
+			name:   "Allow/Disallow tie does not depend on line order",
+			body:   "User-agent: a\nDisallow: /x\nAllow: /x\n\nUser-agent: b\nAllow: /x\nDisallow: /x\n",
 			checks: []check{{"a", "/x", true}, {"b", "/x", true}},
 		},
 		{
@@ -173,13 +173,13 @@ func TestEdgeCases(t *testing.T) {
 			},
 		},
 		{
-			name: "a stray percent sign compares as %25",
-			body: "User-agent: *\nDisallow: /100%\n",
+			name:   "a stray percent sign compares as %25",
+			body:   "User-agent: *\nDisallow: /100%\n",
 			checks: []check{{"bot", "/100%25", false}, {"bot", "/100%", false}, {"bot", "/100", true}},
 		},
 		{
-			name: "directive names in any case, values trimmed",
-			body: "USER-AGENT: Bot\nDISALLOW:    /a   \nallow:/a/b\n",
+			name:   "directive names in any case, values trimmed",
+			body:   "USER-AGENT: Bot\nDISALLOW:    /a   \nallow:/a/b\n",
 			checks: []check{{"bot", "/a/x", false}, {"bot", "/a/b", true}},
 		},
 		{
@@ -201,23 +201,23 @@ func TestEdgeCases(t *testing.T) {
 			checks: []check{{"bot", "/private/x", false}, {"bot", "/x/private", true}},
 		},
 		{
-			name: "comments anywhere",
-			body: "# header\nUser-agent: * # everyone\nDisallow: /a # not /b\n#Disallow: /c\n",
+			name:   "comments anywhere",
+			body:   "# header\nUser-agent: * # everyone\nDisallow: /a # not /b\n#Disallow: /c\n",
 			checks: []check{{"bot", "/a", false}, {"bot", "/b", true}, {"bot", "/c", true}},
 		},
 		{
-			name: "rules before the first user-agent are ignored",
-			body: "Disallow: /\nAllow: /x\n\nUser-agent: *\nDisallow: /a\n",
+			name:   "rules before the first user-agent are ignored",
+			body:   "Disallow: /\nAllow: /x\n\nUser-agent: *\nDisallow: /a\n",
 			checks: []check{{"bot", "/", true}, {"bot", "/b", true}, {"bot", "/a", false}},
 		},
 		{
-			name: "unknown directives and garbage do not reject the file",
-			body: "User-agent: *\nNoindex: /a\n<html><body>\n\x00\xff\xfe garbage : \xff\nHost: example.com\nClean-param: ref /b\nDisallow: /c\n:\n::::\nDisallow\n",
+			name:   "unknown directives and garbage do not reject the file",
+			body:   "User-agent: *\nNoindex: /a\n<html><body>\n\x00\xff\xfe garbage : \xff\nHost: example.com\nClean-param: ref /b\nDisallow: /c\n:\n::::\nDisallow\n",
 			checks: []check{{"bot", "/a", true}, {"bot", "/b", true}, {"bot", "/c", false}},
 		},
 		{
-			name: "unknown directives and sitemaps do not end the user-agent run",
-			body: "User-agent: a\nSitemap: https://example.com/s.xml\nHost: x\nUser-agent: b\nDisallow: /x\n",
+			name:   "unknown directives and sitemaps do not end the user-agent run",
+			body:   "User-agent: a\nSitemap: https://example.com/s.xml\nHost: x\nUser-agent: b\nDisallow: /x\n",
 			checks: []check{{"a", "/x", false}, {"b", "/x", false}},
 		},
 		{
