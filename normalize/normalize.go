@@ -130,8 +130,11 @@ func prepare(raw string) (string, *Error) {
 // parts are the five components of a URI reference (RFC 3986 appendix B).
 // scheme is lowercased.
 type parts struct {
-	scheme   string
-	auth     string
+	scheme string
+	auth   string
+	// The path is dir+path: resolve puts the base's directory in dir, so
+	// merging paths needs no concatenation.
+	dir      string
 	path     string
 	query    string
 	frag     string
@@ -183,10 +186,13 @@ func split(s string) parts {
 	return r
 }
 
+// lowerScheme lowercases a scheme, without allocating for http and https.
 func lowerScheme(s string) string {
-	switch s {
-	case "http", "https":
-		return s
+	switch {
+	case strings.EqualFold(s, "http"):
+		return "http"
+	case strings.EqualFold(s, "https"):
+		return "https"
 	}
 	return strings.ToLower(s)
 }
@@ -199,8 +205,8 @@ func checkAbsolute(r *parts) *Error {
 		return errf(ErrScheme, "no scheme: this is a relative reference; give an absolute http or https URL, or use Resolve with a base")
 	default:
 		hint := ""
-		if !r.hasAuth {
-			hint = ` (missing "http://"?)`
+		if !r.hasAuth && (strings.IndexByte(r.scheme, '.') >= 0 || r.path != "" && '0' <= r.path[0] && r.path[0] <= '9') {
+			hint = ` (missing "http://"?)` // "example.com:8080/x" or "localhost:8080"
 		}
 		return errf(ErrScheme, "scheme "+strconv.Quote(r.scheme)+" is not http or https"+hint)
 	}
@@ -237,10 +243,11 @@ func resolve(b, r *parts) parts {
 	default:
 		// Merge: the base path up to its last '/', then the reference.
 		if b.path == "" {
-			t.path = "/" + r.path
+			t.dir = "/"
 		} else {
-			t.path = b.path[:strings.LastIndexByte(b.path, '/')+1] + r.path
+			t.dir = b.path[:strings.LastIndexByte(b.path, '/')+1]
 		}
+		t.path = r.path
 		t.query, t.hasQuery = r.query, r.hasQuery
 	}
 	t.auth, t.hasAuth = b.auth, b.hasAuth
@@ -266,9 +273,10 @@ func (p Policy) build(r *parts, orig string) (string, *Error) {
 
 	// Path: escapes normalized first, so that "%2E%2E" counts as "..".
 	pathStart := len(buf)
-	if r.path == "" || r.path[0] != '/' {
+	if r.dir == "" && (r.path == "" || r.path[0] != '/') {
 		buf = append(buf, '/')
 	}
+	buf = appendEscaped(buf, r.dir) // ends in '/', so no escape spans the seam
 	buf = appendEscaped(buf, r.path)
 	if hasDotSegment(buf[pathStart:]) {
 		buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]

@@ -295,6 +295,12 @@ func TestErrorMessage(t *testing.T) {
 	_, err = normalize.URL("localhost:8080/docs")
 	require.ErrorContains(t, err, `scheme "localhost" is not http or https (missing "http://"?)`)
 
+	_, err = normalize.URL("example.com:8080")
+	require.ErrorContains(t, err, `(missing "http://"?)`)
+
+	_, err = normalize.URL("mailto:a@example.com")
+	require.NotContains(t, err.Error(), "missing")
+
 	_, err = normalize.URL("https://bob:hunter2@example.com/")
 	require.ErrorContains(t, err, `remove "bob:hunter2@"`)
 
