@@ -92,16 +92,16 @@ func appendRegName(dst []byte, host string) ([]byte, *Error) {
 			break
 		}
 	}
+	name := host
 	if !plain {
-		name, err := decodeHost(host)
-		if err != nil {
+		var err *Error
+		if name, err = decodeHost(host); err != nil {
 			return dst, err
 		}
-		host = name
 	}
 	start := len(dst)
-	for i := 0; i < len(host); i++ {
-		c := host[i]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +98,9 @@ func (p Policy) Resolve(base, ref string) (string, error) {
 	}
 	out, err := p.build(&t, "")
 	if err != nil {
+		if t.auth == rb.auth && !rr.hasAuth && err.Reason != ErrParse {
+			err = err.inBase() // the host or port came from the base
+		}
 		return "", err.at(ref, base)
 	}
 	return out, nil
@@ -108,6 +112,10 @@ func (e *Error) at(raw, base string) *Error {
 }
 
 func (e *Error) inBase() *Error {
+	if errors.Is(e.Reason, ErrScheme) && strings.HasPrefix(e.Detail, "no scheme") {
+		e.Detail = "the base URL has no scheme; give the absolute URL the page was fetched from"
+		return e
+	}
 	e.Detail = "in the base URL: " + e.Detail
 	return e
 }
@@ -202,7 +210,7 @@ func checkAbsolute(r *parts) *Error {
 	switch r.scheme {
 	case "http", "https":
 	case "":
-		return errf(ErrScheme, "no scheme: this is a relative reference; give an absolute http or https URL, or use Resolve with a base")
+		return errf(ErrScheme, "no scheme: a relative reference is not a page URL; resolve it against the page's URL with Resolve")
 	default:
 		hint := ""
 		if !r.hasAuth && (strings.IndexByte(r.scheme, '.') >= 0 || r.path != "" && '0' <= r.path[0] && r.path[0] <= '9') {

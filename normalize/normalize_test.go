@@ -56,6 +56,8 @@ func TestURLDefault(t *testing.T) {
 		{"IDN percent-encoded", "http://B%C3%BCcher.example/", "http://xn--bcher-kva.example/", nil},
 		{"punycode kept", "http://XN--BCHER-KVA.example/", "http://xn--bcher-kva.example/", nil},
 		{"IDN sharp s non-transitional", "https://faß.de/", "https://xn--fa-hia.de/", nil},
+		{"IDN fullwidth letters", "http://\uff25\uff38\uff21\uff2d\uff30\uff2c\uff25.com/", "http://example.com/", nil},
+		{"IDN trailing dot", "http://Bücher.example./", "http://xn--bcher-kva.example./", nil},
 		{"IDN fullwidth dot", "https://example\uff0ecom/", "https://example.com/", nil},
 		{"IDN japanese", "https://日本語.jp/ページ", "https://xn--wgv71a119e.jp/%E3%83%9A%E3%83%BC%E3%82%B8", nil},
 		{"percent-encoded ASCII host", "http://%65xample.com/", "http://example.com/", nil},
@@ -181,6 +183,8 @@ func TestURLDefault(t *testing.T) {
 		{"host invalid UTF-8", "http://exa%FFmple.com/", "", normalize.ErrHost},
 		{"label too long", "http://" + strings.Repeat("a", 64) + ".com/", "", normalize.ErrHost},
 		{"host too long", "http://" + strings.Repeat("abcdefghi.", 26) + "com/", "", normalize.ErrHost},
+		{"host maps to nothing", "http://\u00ad/", "", normalize.ErrHost},
+		{"fullwidth port", "http://example.com:\uff18\uff10/", "", normalize.ErrPort},
 		{"bad IDN", "http://xn--a\u0300.com/", "", normalize.ErrHost},
 		{"IPv6 unclosed", "http://[::1/", "", normalize.ErrHost},
 		{"IPv6 invalid", "http://[::g]/", "", normalize.ErrHost},
@@ -290,7 +294,7 @@ func TestErrorMessage(t *testing.T) {
 	require.EqualError(t, err, `normalize "ftp://example.com/x": unsupported scheme: scheme "ftp" is not http or https`)
 
 	_, err = normalize.URL("example.com/docs")
-	require.ErrorContains(t, err, "relative reference")
+	require.ErrorContains(t, err, "a relative reference is not a page URL")
 
 	_, err = normalize.URL("localhost:8080/docs")
 	require.ErrorContains(t, err, `scheme "localhost" is not http or https (missing "http://"?)`)
@@ -316,5 +320,9 @@ func TestErrorMessage(t *testing.T) {
 	require.True(t, errors.Is(err, normalize.ErrScheme))
 	require.Equal(t, "a", ne.Raw)
 	require.Equal(t, "/relative/base", ne.Base)
-	require.Contains(t, ne.Detail, "in the base URL")
+	require.Equal(t, "the base URL has no scheme; give the absolute URL the page was fetched from", ne.Detail)
+
+	_, err = normalize.Resolve("https://exa mple.com/", "a")
+	require.ErrorIs(t, err, normalize.ErrHost)
+	require.ErrorContains(t, err, "in the base URL: character ' ' is not allowed")
 }
