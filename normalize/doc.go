@@ -13,8 +13,8 @@
 //
 // # The default policy
 //
-// Every rule below is applied, in this order, and the result is a fixed
-// point: normalizing a normalized URL returns it unchanged.
+// Every rule below is applied, and the result is a fixed point: normalizing
+// a normalized URL returns it unchanged.
 //
 //   - Surrounding white space is trimmed. Any other control character
 //     (including a tab or newline inside the URL) is rejected rather than

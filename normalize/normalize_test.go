@@ -326,3 +326,24 @@ func TestErrorMessage(t *testing.T) {
 	require.ErrorIs(t, err, normalize.ErrHost)
 	require.ErrorContains(t, err, "in the base URL: character ' ' is not allowed")
 }
+
+// One Policy is shared by all of a source's workers.
+func TestConcurrentUse(t *testing.T) {
+	p := normalize.Policy{Tracking: append(normalize.DefaultTracking(), "sid")}
+	want, err := p.Resolve("https://example.com/a/", "b/?sid=1&z=2&y=1")
+	require.NoError(t, err)
+	require.Equal(t, "https://example.com/a/b?y=1&z=2", want)
+	done := make(chan string)
+	for range 8 {
+		go func() {
+			var got string
+			for range 200 {
+				got, _ = p.Resolve("https://example.com/a/", "b/?sid=1&z=2&y=1")
+			}
+			done <- got
+		}()
+	}
+	for range 8 {
+		require.Equal(t, want, <-done)
+	}
+}
