@@ -27,6 +27,7 @@ type input struct {
 	limit int64
 	utf16 bool  // the document was transcoded from UTF-16
 	skip  int64 // bytes dropped before the parser started (BOM, blanks)
+	lines int   // newlines among them
 }
 
 func newInput(r io.Reader, limit int64) *input {
@@ -136,6 +137,9 @@ func (in *input) open() (*bufio.Reader, error) {
 			return br, nil
 		}
 		in.skip++
+		if c == '\n' {
+			in.lines++
+		}
 	}
 }
 
@@ -154,7 +158,7 @@ func (in *input) classify(err error, line int, offset int64) error {
 	}
 	var xmlErr *xml.SyntaxError
 	if errors.As(err, &xmlErr) {
-		return &SyntaxError{Line: xmlErr.Line, Offset: offset, Err: xmlErr}
+		return &SyntaxError{Line: line, Offset: offset, Err: xmlErr}
 	}
 	return &SyntaxError{Line: line, Offset: offset, Err: err}
 }

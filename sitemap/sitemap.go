@@ -104,9 +104,10 @@ func Parse(r io.Reader, yield func(Entry) error) (Kind, error) {
 }
 
 // Parse reads a sitemap from r and calls yield for each entry in document
-// order. It returns the document's kind (known as soon as the root element
-// or first line was read, so it is set even alongside most errors) and the
-// first error. To stop early, return an error from yield.
+// order. It returns the document's kind and the first error. The kind is
+// known once the root element or first line was read, so it is set
+// alongside a *SyntaxError or *TooLargeError met later; with a
+// *FormatError it is Unknown. To stop early, return an error from yield.
 func (p Parser) Parse(r io.Reader, yield func(Entry) error) (Kind, error) {
 	if r == nil || yield == nil {
 		return Unknown, errors.New("sitemap: Parse needs a non-nil reader and yield function")

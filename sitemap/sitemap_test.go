@@ -63,12 +63,12 @@ func urlset(body string) string {
 
 func TestKindString(t *testing.T) {
 	for kind, want := range map[sitemap.Kind]string{
-		sitemap.Unknown: "unknown",
-		sitemap.URLSet:  "urlset",
-		sitemap.Index:   "sitemapindex",
-		sitemap.Text:    "text",
-		sitemap.RSS:     "rss",
-		sitemap.Atom:    "atom",
+		sitemap.Unknown:  "unknown",
+		sitemap.URLSet:   "urlset",
+		sitemap.Index:    "sitemapindex",
+		sitemap.Text:     "text",
+		sitemap.RSS:      "rss",
+		sitemap.Atom:     "atom",
 		sitemap.Kind(99): "unknown",
 	} {
 		require.Equal(t, want, kind.String())
@@ -328,6 +328,20 @@ func TestTextSitemap(t *testing.T) {
 	require.Equal(t, []int{6, 7, 8, 9, 10, 11, 12}, lines, "comments and blank lines are not reported")
 }
 
+func TestLineNumbersCountLeadingBlankLines(t *testing.T) {
+	r := parse("\ufeff\n\n\nhttp://a.example/1\njunk\n")
+	require.NoError(t, r.err)
+	require.Len(t, r.skipped, 1)
+	require.Equal(t, 5, r.skipped[0].Line)
+
+	r = parse("\n\n<urlset>\n<url><loc></loc></url>\n<url><loc>http://a.exa")
+	require.Len(t, r.skipped, 1)
+	require.Equal(t, 4, r.skipped[0].Line)
+	var se *sitemap.SyntaxError
+	require.ErrorAs(t, r.err, &se)
+	require.Equal(t, 5, se.Line)
+}
+
 func TestTextWithoutURLsIsNotASitemap(t *testing.T) {
 	for _, doc := range []string{
 		`{"error": "not found"}`,
@@ -339,6 +353,7 @@ func TestTextWithoutURLsIsNotASitemap(t *testing.T) {
 		require.ErrorAs(t, r.err, &fe)
 		require.Equal(t, "text", fe.Format)
 		require.ErrorIs(t, r.err, sitemap.ErrNotSitemap)
+		require.Equal(t, sitemap.Unknown, r.kind)
 		require.Empty(t, r.entries)
 	}
 	// Comments only is an empty text sitemap, not an error.

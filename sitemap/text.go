@@ -17,7 +17,7 @@ func (p Parser) parseText(in *input, br *bufio.Reader, yield func(Entry) error) 
 	var (
 		long     = capture{limit: maxLoc} // a line longer than the reader's buffer
 		isLong   bool
-		line     int
+		line     = in.lines
 		offset   = in.skip
 		yielded  int
 		rejected int
@@ -62,7 +62,7 @@ func (p Parser) parseText(in *input, br *bufio.Reader, yield func(Entry) error) 
 		}
 		if err == io.EOF {
 			if yielded == 0 && rejected > 0 {
-				return Text, &FormatError{Format: "text"}
+				return Unknown, &FormatError{Format: "text"}
 			}
 			return Text, nil
 		}

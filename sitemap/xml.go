@@ -183,8 +183,14 @@ func (x *xmlParser) run() (Kind, error) {
 	}
 }
 
-func (x *xmlParser) fail(err error) error {
+// line is the current 1-based line of the document.
+func (x *xmlParser) line() int {
 	line, _ := x.dec.InputPos()
+	return line + x.in.lines
+}
+
+func (x *xmlParser) fail(err error) error {
+	line := x.line()
 	offset := x.in.skip + x.dec.InputOffset()
 	if x.kind == Unknown {
 		// Nothing was read yet: this is not an XML sitemap at all.
@@ -397,7 +403,7 @@ func (x *xmlParser) emit() error {
 		// http(s) Atom id.
 		loc, over = e.alt, e.altOver
 	}
-	line, _ := x.dec.InputPos()
+	line := x.line()
 	switch {
 	case over:
 		x.skip(line, loc, ErrLocTooLong)
