@@ -1,0 +1,155 @@
+package crawlstate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// applicationID marks a SQLite file as a recrawl state database
+// (PRAGMA application_id; the bytes spell "rcrw").
+const applicationID = 0x72637277
+
+// migration is one step of the schema. Steps are applied in order, each in
+// its own transaction, and PRAGMA user_version records the last one applied.
+// To change the schema, append a step; never edit a released one.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the schema history. migrations[i].version is i+1.
+var migrations = []migration{
+	{version: 1, name: "pages and run locks", sql: schemaV1},
+}
+
+// schemaV1 holds per-URL state and the per-source run locks.
+//
+// Times are INTEGER Unix nanoseconds (UTC). The zero time.Time is stored as
+// -9223372036854775808 (the smallest int64), so it sorts before every real
+// instant exactly as time.Time does; a NextCheck of zero means "due now".
+// Durations are INTEGER nanoseconds.
+const schemaV1 = `
+CREATE TABLE pages (
+	source          TEXT    NOT NULL,
+	url             TEXT    NOT NULL, -- normalized URL, the identity
+	original_url    TEXT    NOT NULL,
+	first_seen      INTEGER NOT NULL,
+	last_seen       INTEGER NOT NULL,
+	last_fetched    INTEGER NOT NULL,
+	next_check      INTEGER NOT NULL,
+	interval_ns     INTEGER NOT NULL DEFAULT 0,
+	content_hash    TEXT    NOT NULL DEFAULT '',
+	etag            TEXT    NOT NULL DEFAULT '',
+	last_modified   TEXT    NOT NULL DEFAULT '',
+	sitemap_lastmod INTEGER NOT NULL,
+	missing_runs    INTEGER NOT NULL DEFAULT 0,
+	gone            INTEGER NOT NULL DEFAULT 0 CHECK (gone IN (0, 1)),
+	visits          INTEGER NOT NULL DEFAULT 0,
+	changes         INTEGER NOT NULL DEFAULT 0,
+	failures        INTEGER NOT NULL DEFAULT 0,
+	last_error      TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (source, url)
+) WITHOUT ROWID;
+
+-- The due queue: WHERE source = ? AND gone = 0 AND next_check <= ?
+-- ORDER BY next_check, url is a range scan of this index, no sorting.
+CREATE INDEX pages_due ON pages (source, gone, next_check, url);
+
+CREATE TABLE run_locks (
+	source      TEXT    NOT NULL PRIMARY KEY,
+	owner       TEXT    NOT NULL,
+	acquired_at INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+`
+
+// SchemaVersionError is returned by OpenSQLite for a database written by a
+// newer recrawl: its schema version is beyond the migrations this build
+// knows, and opening it could damage data the newer version relies on.
+type SchemaVersionError struct {
+	Path      string // the database file
+	Version   int    // the schema version found in the file
+	Supported int    // the newest version this build knows
+}
+
+func (e *SchemaVersionError) Error() string {
+	return fmt.Sprintf("crawlstate: %s has schema version %d but this build of recrawl knows versions up to %d; open it with a newer recrawl or use another file",
+		e.Path, e.Version, e.Supported)
+}
+
+// ErrNotStateDB is returned by OpenSQLite for a SQLite file that holds some
+// other application's data.
+var ErrNotStateDB = errors.New("crawlstate: not a recrawl state database")
+
+// migrate brings the database at path up to the last of steps. Each step
+// runs in its own transaction, which re-reads the version first, so two
+// processes opening a new file at once apply every step exactly once.
+func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, log *slog.Logger) error {
+	for {
+		done, err := migrateStep(ctx, db, path, steps, log)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the step after the current version, if any, and
+// reports whether the schema was already up to date.
+func migrateStep(ctx context.Context, db *sql.DB, path string, steps []migration, log *slog.Logger) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
+	if err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: begin: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+
+	var version, appID int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: read schema version: %w", path, err)
+	}
+	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: read application id: %w", path, err)
+	}
+	switch {
+	case version == 0 && appID == 0:
+		var tables int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+			return false, fmt.Errorf("crawlstate: migrate %s: inspect schema: %w", path, err)
+		}
+		if tables > 0 {
+			return false, fmt.Errorf("%w: %s already holds %d schema objects and no recrawl schema version; pass a new file or an existing state database", ErrNotStateDB, path, tables)
+		}
+	case appID != applicationID:
+		return false, fmt.Errorf("%w: %s has application_id %#x, not recrawl's %#x; pass a new file or an existing state database", ErrNotStateDB, path, appID, applicationID)
+	}
+	if version > len(steps) {
+		return false, &SchemaVersionError{Path: path, Version: version, Supported: len(steps)}
+	}
+	if version == len(steps) {
+		return true, tx.Commit()
+	}
+
+	step := steps[version]
+	if step.version != version+1 {
+		return false, fmt.Errorf("crawlstate: migrate %s: step %d is numbered %d; migrations must be numbered 1, 2, 3... in order", path, version+1, step.version)
+	}
+	if _, err := tx.ExecContext(ctx, step.sql); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s to version %d (%s): %w", path, step.version, step.name, err)
+	}
+	// PRAGMA arguments cannot be bound parameters; both values are ints.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = %d`, applicationID, step.version)); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: set version %d: %w", path, step.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s to version %d: commit: %w", path, step.version, err)
+	}
+	log.Info("crawlstate: schema migrated", "path", path, "version", step.version, "step", step.name)
+	return false, nil
+}

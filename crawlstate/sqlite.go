@@ -1,0 +1,690 @@
+package crawlstate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+// SQLite is the default State: one SQLite database file in WAL mode.
+//
+// Writes go through a pool of exactly one connection, so writers of one
+// SQLite value queue in Go instead of failing with SQLITE_BUSY, and every
+// write transaction begins IMMEDIATE (it takes the write lock first, so two
+// processes sharing the file wait for each other, up to the busy timeout,
+// instead of deadlocking). Reads use a separate pool of read-only
+// connections that see the last committed state and never block the writer.
+// An in-memory database (path ":memory:") uses the single connection for
+// both.
+//
+// Times are stored as Unix nanoseconds and come back in UTC, without a
+// monotonic clock reading; the zero time stays zero. Times outside the
+// years 1678 to 2262 (the range of int64 nanoseconds) are clamped to it.
+//
+// A SQLite is safe for concurrent use, and several SQLite values (or
+// processes) may open the same file.
+type SQLite struct {
+	w    *sql.DB // exactly one connection: every write
+	r    *sql.DB // read-only connections; == w for :memory:
+	path string
+	opts Options
+	log  *slog.Logger
+}
+
+var _ State = (*SQLite)(nil)
+
+// Option configures OpenSQLite.
+type Option func(*sqliteConfig)
+
+type sqliteConfig struct {
+	opts        Options
+	busyTimeout time.Duration
+	readConns   int
+	log         *slog.Logger
+}
+
+// WithOptions sets the policies of the store.
+func WithOptions(o Options) Option { return func(c *sqliteConfig) { c.opts = o } }
+
+// WithKeepTombstones keeps gone rows gone when discovery lists them again
+// (Options.KeepTombstones).
+func WithKeepTombstones() Option { return func(c *sqliteConfig) { c.opts.KeepTombstones = true } }
+
+// WithBusyTimeout sets how long a statement waits for another connection
+// or process that holds the database's write lock (default 5s).
+func WithBusyTimeout(d time.Duration) Option { return func(c *sqliteConfig) { c.busyTimeout = d } }
+
+// WithReadConns sets the size of the read-only connection pool (default 4).
+func WithReadConns(n int) Option { return func(c *sqliteConfig) { c.readConns = n } }
+
+// WithLogger sets the logger for schema migrations and run-lock takeovers
+// (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(c *sqliteConfig) { c.log = l } }
+
+// DefaultBusyTimeout is how long a statement waits for another process's
+// write lock unless WithBusyTimeout says otherwise.
+const DefaultBusyTimeout = 5 * time.Second
+
+// OpenSQLite opens the state database at path, creating it if needed, and
+// upgrades its schema to the version this build knows. The path ":memory:"
+// opens a private in-memory database that disappears on Close.
+//
+// It returns a *SchemaVersionError for a database written by a newer
+// recrawl and an error wrapping ErrNotStateDB for a file of another
+// application.
+func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
+	return openSQLite(path, migrations, opts...)
+}
+
+// openSQLite opens path with the schema history steps (tests pass a longer
+// history to exercise upgrades).
+func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error) {
+	cfg := sqliteConfig{busyTimeout: DefaultBusyTimeout, readConns: 4}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if path == "" {
+		return nil, errors.New(`crawlstate: open: empty path; pass a file path or ":memory:"`)
+	}
+	if cfg.busyTimeout < 0 {
+		return nil, fmt.Errorf("crawlstate: open %s: busy timeout %v is negative", path, cfg.busyTimeout)
+	}
+	if cfg.readConns < 1 {
+		return nil, fmt.Errorf("crawlstate: open %s: %d read connections; need at least 1", path, cfg.readConns)
+	}
+	if cfg.log == nil {
+		cfg.log = slog.New(slog.DiscardHandler)
+	}
+
+	params := url.Values{}
+	params.Set("_busy_timeout", strconv.FormatInt(cfg.busyTimeout.Milliseconds(), 10))
+	params.Set("_foreign_keys", "on")
+	params.Set("_txlock", "immediate")
+	memory := path == ":memory:"
+	if !memory {
+		params.Set("_journal_mode", "WAL")
+		params.Set("_synchronous", "NORMAL")
+	}
+
+	w, err := sql.Open("sqlite3", dsn(path, params))
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: open %s: %w", path, err)
+	}
+	// One connection: it owns the in-memory database and the temp table
+	// used by UpsertDiscovered; it must never be closed while idle.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	s := &SQLite{w: w, r: w, path: path, opts: cfg.opts, log: cfg.log}
+	if err := migrate(context.Background(), w, path, steps, cfg.log); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	if memory {
+		return s, nil
+	}
+
+	params.Del("_journal_mode") // set once, persistently, by the writer
+	params.Del("_txlock")
+	params.Set("_query_only", "true")
+	r, err := sql.Open("sqlite3", dsn(path, params))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("crawlstate: open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(cfg.readConns)
+	r.SetMaxIdleConns(cfg.readConns)
+	s.r = r
+	return s, nil
+}
+
+// dsn builds a go-sqlite3 data source name. File paths become file: URIs
+// with the path escaped, so '?', '#' and '%' in a file name stay part of it.
+func dsn(path string, params url.Values) string {
+	if path == ":memory:" {
+		return path + "?" + params.Encode()
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params.Encode()
+}
+
+// Close releases both connection pools.
+func (s *SQLite) Close() error {
+	var errR error
+	if s.r != s.w {
+		errR = s.r.Close()
+	}
+	if err := errors.Join(s.w.Close(), errR); err != nil {
+		return fmt.Errorf("crawlstate: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// zeroTime is how the zero time.Time is stored: below every real instant.
+const zeroTime = math.MinInt64
+
+// Bounds of the instants int64 nanoseconds can hold (zeroTime excluded).
+var (
+	minTime = time.Unix(0, math.MinInt64+1)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// encTime stores t as Unix nanoseconds, clamping to the int64 range.
+func encTime(t time.Time) int64 {
+	switch {
+	case t.IsZero():
+		return zeroTime
+	case t.Before(minTime):
+		return minTime.UnixNano()
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// decTime is the inverse of encTime; times come back in UTC.
+func decTime(ns int64) time.Time {
+	if ns == zeroTime {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// rowColumns lists the pages columns in the order scanRow reads them.
+const rowColumns = `source, url, original_url, first_seen, last_seen, last_fetched,
+	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
+	missing_runs, gone, visits, changes, failures, last_error`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRow(sc scanner) (Row, error) {
+	var (
+		r                                            Row
+		firstSeen, lastSeen, lastFetched, next, lmod int64
+		interval                                     int64
+	)
+	err := sc.Scan(&r.Source, &r.URL, &r.OriginalURL, &firstSeen, &lastSeen, &lastFetched,
+		&next, &interval, &r.ContentHash, &r.ETag, &r.LastModified, &lmod,
+		&r.MissingRuns, &r.Gone, &r.Visits, &r.Changes, &r.Failures, &r.LastError)
+	if err != nil {
+		return Row{}, err
+	}
+	r.FirstSeen, r.LastSeen, r.LastFetched = decTime(firstSeen), decTime(lastSeen), decTime(lastFetched)
+	r.NextCheck, r.SitemapLastMod = decTime(next), decTime(lmod)
+	r.Interval = time.Duration(interval)
+	return r, nil
+}
+
+// withTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it,
+// or rolls it back when fn or the commit fails.
+func (s *SQLite) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("crawlstate: %s: begin: %w", op, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("crawlstate: %s: commit: %w", op, err)
+	}
+	return nil
+}
+
+// discoveredTable is the per-connection scratch table UpsertDiscovered
+// loads a batch into, so the merge into pages is a few set-based statements.
+// It lives in the writer connection's temp schema and is empty between
+// calls.
+const discoveredTable = `
+CREATE TEMP TABLE IF NOT EXISTS discovered (
+	url          TEXT    NOT NULL PRIMARY KEY,
+	original_url TEXT    NOT NULL,
+	lastmod      INTEGER NOT NULL,
+	outcome      TEXT    NOT NULL DEFAULT 'new' -- new | seen | bumped | revived
+) WITHOUT ROWID`
+
+// classifySQL decides what rediscovery does to each existing row: a gone
+// row is revived (unless tombstones are kept); a live row whose non-zero
+// lastmod moved is bumped; anything else is just seen. Rows not in pages
+// stay 'new'.
+const classifySQL = `
+UPDATE discovered SET outcome = CASE
+		WHEN p.gone = 1 AND NOT :keep_tombstones THEN 'revived'
+		WHEN p.gone = 0 AND discovered.lastmod <> :zero
+		     AND discovered.lastmod <> p.sitemap_lastmod THEN 'bumped'
+		ELSE 'seen'
+	END
+FROM pages AS p
+WHERE p.source = :source AND p.url = discovered.url`
+
+// mergeSQL applies the outcomes to existing rows. "Due now" is a zero
+// next_check. A revived row forgets its content hash and validators: its
+// records were deleted when it went gone, so its next fetch must be a full
+// one that counts as new.
+const mergeSQL = `
+UPDATE pages SET
+	last_seen       = :now,
+	missing_runs    = 0,
+	sitemap_lastmod = iif(d.lastmod = :zero, pages.sitemap_lastmod, d.lastmod),
+	next_check      = iif(d.outcome IN ('bumped', 'revived'), :zero, pages.next_check),
+	gone            = iif(d.outcome = 'revived', 0, pages.gone),
+	content_hash    = iif(d.outcome = 'revived', '', pages.content_hash),
+	etag            = iif(d.outcome = 'revived', '', pages.etag),
+	last_modified   = iif(d.outcome = 'revived', '', pages.last_modified)
+FROM discovered AS d
+WHERE pages.source = :source AND pages.url = d.url AND d.outcome <> 'new'`
+
+// insertSQL adds the new rows, due now.
+const insertSQL = `
+INSERT INTO pages (source, url, original_url, first_seen, last_seen,
+	last_fetched, next_check, sitemap_lastmod)
+SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod
+FROM discovered WHERE outcome = 'new'`
+
+// UpsertDiscovered implements State. The whole batch is one transaction:
+// the URLs are loaded into a temporary table with one prepared statement
+// and merged into pages set-wise. A URL listed twice counts once; its first
+// entry wins.
+func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []Discovered) (UpsertStats, error) {
+	const op = "upsert discovered"
+	var st UpsertStats
+	if source == "" {
+		return st, fmt.Errorf("crawlstate: %s: empty source name", op)
+	}
+	for i, d := range urls {
+		if d.URL == "" {
+			return st, fmt.Errorf("crawlstate: %s: urls[%d] has an empty URL; pass normalized URLs", op, i)
+		}
+	}
+	if len(urls) == 0 {
+		return st, ctx.Err()
+	}
+	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, discoveredTable); err != nil {
+			return fmt.Errorf("crawlstate: %s: create scratch table: %w", op, err)
+		}
+		// The scratch table is normally empty; a connection that died
+		// mid-call is the only way to find rows in it.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered`); err != nil {
+			return fmt.Errorf("crawlstate: %s: clear scratch table: %w", op, err)
+		}
+		load, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO discovered (url, original_url, lastmod) VALUES (?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s: prepare: %w", op, err)
+		}
+		defer load.Close()
+		// Executing without the caller's context avoids go-sqlite3's
+		// per-statement cancellation goroutine; ctx is checked every 4096
+		// rows instead (and the transaction itself is bound to it).
+		bg := context.Background()
+		for i, d := range urls {
+			if i%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("crawlstate: %s: %w", op, err)
+				}
+			}
+			if _, err := load.ExecContext(bg, d.URL, d.OriginalURL, encTime(d.LastMod)); err != nil {
+				return fmt.Errorf("crawlstate: %s: load %q: %w", op, d.URL, err)
+			}
+		}
+
+		args := []any{
+			sql.Named("source", source),
+			sql.Named("now", encTime(now)),
+			sql.Named("zero", int64(zeroTime)),
+			sql.Named("keep_tombstones", s.opts.KeepTombstones),
+		}
+		if _, err := tx.ExecContext(ctx, classifySQL, args...); err != nil {
+			return fmt.Errorf("crawlstate: %s: classify: %w", op, err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT outcome, count(*) FROM discovered GROUP BY outcome`)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
+		}
+		for rows.Next() {
+			var outcome string
+			var n int
+			if err := rows.Scan(&outcome, &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("crawlstate: %s: count: %w", op, err)
+			}
+			switch outcome {
+			case "new":
+				st.New = n
+			case "seen":
+				st.Seen += n
+			case "bumped":
+				st.Seen += n
+				st.Bumped = n
+			case "revived":
+				st.Seen += n
+				st.Revived = n
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
+		}
+		if _, err := tx.ExecContext(ctx, mergeSQL, args...); err != nil {
+			return fmt.Errorf("crawlstate: %s: update seen rows: %w", op, err)
+		}
+		if _, err := tx.ExecContext(ctx, insertSQL, args...); err != nil {
+			return fmt.Errorf("crawlstate: %s: insert new rows: %w", op, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered`); err != nil {
+			return fmt.Errorf("crawlstate: %s: clear scratch table: %w", op, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return UpsertStats{}, err
+	}
+	return st, nil
+}
+
+// MarkMissing implements State with one UPDATE. A row reaching a multiple
+// of threshold gets next_check = now unless it was due earlier already.
+func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
+	const op = "mark missing"
+	if threshold < 1 {
+		return 0, fmt.Errorf("crawlstate: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
+	}
+	var n int64
+	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+UPDATE pages SET
+	missing_runs = missing_runs + 1,
+	next_check   = iif((missing_runs + 1) % :threshold = 0 AND next_check > :now, :now, next_check)
+WHERE source = :source AND gone = 0 AND last_seen < :run_start`,
+			sql.Named("threshold", threshold),
+			sql.Named("now", encTime(now)),
+			sql.Named("source", source),
+			sql.Named("run_start", encTime(runStart)))
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
+		n, err = res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
+		return nil
+	})
+	return int(n), err
+}
+
+// dueSQL is the due queue: a range scan of pages_due after a keyset
+// position. The row-value comparison lets SQLite start the scan at the
+// position instead of skipping rows.
+const dueSQL = `
+SELECT ` + rowColumns + `
+FROM pages
+WHERE source = :source AND gone = 0 AND next_check <= :now
+	AND (next_check, url) > (:after_next, :after_url)
+ORDER BY next_check, url
+LIMIT :limit`
+
+// Due implements State. A limit below 1 is an error.
+func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Key, limit int) ([]Row, error) {
+	const op = "due"
+	if limit < 1 {
+		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	}
+	rows, err := s.r.QueryContext(ctx, dueSQL,
+		sql.Named("source", source),
+		sql.Named("now", encTime(now)),
+		sql.Named("after_next", encTime(after.NextCheck)),
+		sql.Named("after_url", after.URL),
+		sql.Named("limit", limit))
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
+	}
+	defer rows.Close()
+	var out []Row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// CountDue implements State.
+func (s *SQLite) CountDue(ctx context.Context, source string, now time.Time) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx,
+		`SELECT count(*) FROM pages WHERE source = ? AND gone = 0 AND next_check <= ?`,
+		source, encTime(now)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("crawlstate: count due: %w", err)
+	}
+	return n, nil
+}
+
+// NextDue implements State.
+func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := s.r.QueryRowContext(ctx,
+		`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0`, source).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("crawlstate: next due: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, false, nil
+	}
+	return decTime(next.Int64), true, nil
+}
+
+// Get implements State.
+func (s *SQLite) Get(ctx context.Context, source, u string) (Row, error) {
+	r, err := scanRow(s.r.QueryRowContext(ctx,
+		`SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, ErrNotFound)
+	}
+	if err != nil {
+		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, err)
+	}
+	return r, nil
+}
+
+// Count implements State.
+func (s *SQLite) Count(ctx context.Context, source string) (total, gone int, err error) {
+	err = s.r.QueryRowContext(ctx,
+		`SELECT count(*), coalesce(sum(gone), 0) FROM pages WHERE source = ?`, source).Scan(&total, &gone)
+	if err != nil {
+		return 0, 0, fmt.Errorf("crawlstate: count: %w", err)
+	}
+	return total, gone, nil
+}
+
+// recordSQL stores one definitive answer. A Gone result only marks the
+// tombstone (and when it was learned); any other result clears it and
+// stores the hash, validators and schedule as Result documents.
+const recordSQL = `
+UPDATE pages SET
+	last_fetched  = :at,
+	failures      = 0,
+	gone          = :gone,
+	visits        = visits + iif(:gone, 0, 1),
+	changes       = changes + iif(NOT :gone AND :changed, 1, 0),
+	content_hash  = iif(:gone OR :not_modified OR :hash = '', content_hash, :hash),
+	etag          = iif(:gone OR (:not_modified AND :etag = ''), etag, :etag),
+	last_modified = iif(:gone OR (:not_modified AND :last_modified = ''), last_modified, :last_modified),
+	interval_ns   = iif(:gone, interval_ns, :interval),
+	next_check    = iif(:gone, next_check, :next_check)
+WHERE source = :source AND url = :url`
+
+// Record implements State: all results in one transaction with one
+// prepared statement; an unknown URL rolls the whole batch back and the
+// error wraps ErrNotFound.
+func (s *SQLite) Record(ctx context.Context, source string, results []Result) error {
+	const op = "record"
+	if len(results) == 0 {
+		return ctx.Err()
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, recordSQL)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s: prepare: %w", op, err)
+		}
+		defer stmt.Close()
+		for _, r := range results {
+			res, err := stmt.ExecContext(ctx,
+				sql.Named("source", source),
+				sql.Named("url", r.URL),
+				sql.Named("at", encTime(r.At)),
+				sql.Named("gone", r.Gone),
+				sql.Named("not_modified", r.NotModified),
+				sql.Named("changed", r.Changed),
+				sql.Named("hash", r.ContentHash),
+				sql.Named("etag", r.ETag),
+				sql.Named("last_modified", r.LastModified),
+				sql.Named("interval", int64(r.Interval)),
+				sql.Named("next_check", encTime(r.NextCheck)))
+			if err != nil {
+				return fmt.Errorf("crawlstate: %s %q: %w", op, r.URL, err)
+			}
+			if err := mustHaveUpdated(res, op, source, r.URL); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RecordFailure implements State.
+func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) error {
+	const op = "record failure"
+	msg := f.Err
+	if f.Stage != "" {
+		msg = f.Stage + ": " + f.Err
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE pages SET failures = failures + 1, last_error = ? WHERE source = ? AND url = ?`,
+			msg, source, f.URL)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, f.URL, err)
+		}
+		return mustHaveUpdated(res, op, source, f.URL)
+	})
+}
+
+// mustHaveUpdated turns an UPDATE that matched no row into ErrNotFound.
+func mustHaveUpdated(res sql.Result, op, source, u string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("crawlstate: %s %q: %w", op, u, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("crawlstate: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w", op, u, source, ErrNotFound)
+	}
+	return nil
+}
+
+// Lock implements State. The lock is held until, not including, now+ttl;
+// the holder may Lock again to extend it.
+func (s *SQLite) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+	const op = "lock"
+	if err := checkLockArgs(op, source, owner, ttl); err != nil {
+		return err
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		var holder string
+		var expires int64
+		err := tx.QueryRowContext(ctx,
+			`SELECT owner, expires_at FROM run_locks WHERE source = ?`, source).Scan(&holder, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
+		case holder != owner && expires > encTime(now):
+			return fmt.Errorf("crawlstate: %s %q for %q: held by %q until %s: %w",
+				op, source, owner, holder, decTime(expires).Format(time.RFC3339Nano), ErrRunInProgress)
+		case holder != owner:
+			s.log.Warn("crawlstate: took over an expired run lock",
+				"source", source, "owner", owner, "previous_owner", holder, "expired_at", decTime(expires))
+		}
+		_, err = tx.ExecContext(ctx, `
+INSERT INTO run_locks (source, owner, acquired_at, expires_at) VALUES (:source, :owner, :now, :expires)
+ON CONFLICT (source) DO UPDATE SET
+	acquired_at = iif(owner = excluded.owner, acquired_at, excluded.acquired_at),
+	owner       = excluded.owner,
+	expires_at  = excluded.expires_at`,
+			sql.Named("source", source), sql.Named("owner", owner),
+			sql.Named("now", encTime(now)), sql.Named("expires", encTime(now.Add(ttl))))
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
+		}
+		return nil
+	})
+}
+
+// Refresh implements State. An owner whose lock expired but was not taken
+// over keeps it: nobody else ran in between.
+func (s *SQLite) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+	const op = "refresh lock"
+	if err := checkLockArgs(op, source, owner, ttl); err != nil {
+		return err
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE run_locks SET expires_at = ? WHERE source = ? AND owner = ?`,
+			encTime(now.Add(ttl)), source, owner)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("crawlstate: %s %q: %q no longer holds it: %w", op, source, owner, ErrLockLost)
+		}
+		return nil
+	})
+}
+
+// Unlock implements State.
+func (s *SQLite) Unlock(ctx context.Context, source, owner string) error {
+	const op = "unlock"
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx,
+			`DELETE FROM run_locks WHERE source = ? AND owner = ?`, source, owner); err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
+		}
+		return nil
+	})
+}
+
+func checkLockArgs(op, source, owner string, ttl time.Duration) error {
+	var problems []string
+	if source == "" {
+		problems = append(problems, "empty source name")
+	}
+	if owner == "" {
+		problems = append(problems, "empty owner; pass an identity unique to this run")
+	}
+	if ttl <= 0 {
+		problems = append(problems, fmt.Sprintf("ttl %v; it must be positive", ttl))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("crawlstate: %s: %s", op, strings.Join(problems, ", "))
+	}
+	return nil
+}

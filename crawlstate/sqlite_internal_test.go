@@ -1,0 +1,229 @@
+package crawlstate
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func pragma(t *testing.T, db *sql.DB, name string) int {
+	t.Helper()
+	var v int
+	require.NoError(t, db.QueryRow("PRAGMA "+name).Scan(&v))
+	return v
+}
+
+// testStep2 stands for the next real migration (a later issue's table and
+// a new pages column), to exercise an upgrade of a version-1 database.
+var testStep2 = migration{version: 2, name: "test: alerts", sql: `
+CREATE TABLE test_alerts (
+	source TEXT NOT NULL, url TEXT NOT NULL, old_hash TEXT NOT NULL, new_hash TEXT NOT NULL,
+	PRIMARY KEY (source, url, old_hash, new_hash)
+) WITHOUT ROWID;
+ALTER TABLE pages ADD COLUMN test_note TEXT NOT NULL DEFAULT 'none';
+`}
+
+// createV1ByHand writes a version-1 database the way an older build left
+// it, with one row in it.
+func createV1ByHand(t *testing.T, path string) {
+	t.Helper()
+	db := rawDB(t, path)
+	_, err := db.Exec(schemaV1)
+	require.NoError(t, err)
+	_, err = db.Exec(fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = 1`, applicationID))
+	require.NoError(t, err)
+	z := int64(zeroTime)
+	_, err = db.Exec(`INSERT INTO pages (source, url, original_url, first_seen, last_seen, last_fetched,
+		next_check, interval_ns, content_hash, sitemap_lastmod, visits)
+		VALUES ('docs', 'https://ex.com/a', 'https://EX.com/a', ?, ?, ?, ?, ?, 'h1', ?, 3)`,
+		int64(1e18), int64(1e18), int64(1e18), int64(1e18)+int64(time.Hour), int64(time.Hour), z)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+}
+
+func TestMigrateUpgradesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	createV1ByHand(t, path)
+
+	s, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], testStep2))
+	require.NoError(t, err)
+	defer s.Close()
+
+	db := rawDB(t, path)
+	require.Equal(t, 2, pragma(t, db, "user_version"))
+	require.Equal(t, applicationID, pragma(t, db, "application_id"))
+	var note string
+	require.NoError(t, db.QueryRow(`SELECT test_note FROM pages WHERE url = 'https://ex.com/a'`).Scan(&note))
+	require.Equal(t, "none", note, "the new column was added to existing rows")
+	_, err = db.Exec(`INSERT INTO test_alerts VALUES ('docs', 'u', 'a', 'b')`)
+	require.NoError(t, err, "the new table exists")
+
+	r, err := s.Get(t.Context(), "docs", "https://ex.com/a")
+	require.NoError(t, err)
+	require.Equal(t, "https://EX.com/a", r.OriginalURL)
+	require.Equal(t, "h1", r.ContentHash)
+	require.Equal(t, 3, r.Visits)
+	require.Equal(t, time.Hour, r.Interval)
+	require.Equal(t, time.Unix(0, 1e18).UTC(), r.LastFetched)
+	require.True(t, r.SitemapLastMod.IsZero())
+
+	// This build (one migration) refuses the upgraded file.
+	require.NoError(t, s.Close())
+	_, err = OpenSQLite(path)
+	var sv *SchemaVersionError
+	require.ErrorAs(t, err, &sv)
+	require.Equal(t, 2, sv.Version)
+	require.Equal(t, len(migrations), sv.Supported)
+}
+
+func TestMigrateFailedStepChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	createV1ByHand(t, path)
+	bad := migration{version: 2, name: "test: broken", sql: `
+CREATE TABLE half_done (x INTEGER);
+INSERT INTO no_such_table VALUES (1);`}
+	_, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], bad))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "version 2 (test: broken)")
+
+	db := rawDB(t, path)
+	require.Equal(t, 1, pragma(t, db, "user_version"))
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'half_done'`).Scan(&n))
+	require.Zero(t, n, "the failed step was rolled back as a whole")
+
+	s, err := OpenSQLite(path)
+	require.NoError(t, err, "the database is still usable at version 1")
+	require.NoError(t, s.Close())
+}
+
+func TestMigrateRejectsMisnumberedStep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	_, err := openSQLite(path, []migration{{version: 1, sql: schemaV1}, {version: 3, sql: `SELECT 1`}})
+	require.ErrorContains(t, err, "numbered")
+}
+
+func TestMigrationsAreNumberedInOrder(t *testing.T) {
+	for i, m := range migrations {
+		require.Equal(t, i+1, m.version, "migrations[%d]", i)
+		require.NotEmpty(t, m.name)
+		require.NotEmpty(t, strings.TrimSpace(m.sql))
+	}
+}
+
+// Several processes creating the same new file apply each step once.
+func TestMigrateConcurrentOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	steps := append(migrations[:len(migrations):len(migrations)], testStep2)
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := openSQLite(path, steps)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, pragma(t, rawDB(t, path), "user_version"))
+}
+
+func TestJournalModeIsWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	var mode string
+	require.NoError(t, s.r.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	require.Equal(t, "wal", mode)
+	_, err = s.r.Exec(`DELETE FROM pages`)
+	require.Error(t, err, "the read pool is read-only")
+}
+
+func TestTimeEncoding(t *testing.T) {
+	tests := []struct {
+		name string
+		in   time.Time
+		enc  int64
+		out  time.Time
+	}{
+		{"zero", time.Time{}, math.MinInt64, time.Time{}},
+		{"epoch", time.Unix(0, 0), 0, time.Unix(0, 0).UTC()},
+		{"nanoseconds", time.Unix(1_700_000_000, 1), 1_700_000_000_000_000_001, time.Unix(1_700_000_000, 1).UTC()},
+		{"before 1970", time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC).UnixNano(), time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC)},
+		{"zone", time.Date(2025, 1, 1, 7, 0, 0, 0, time.FixedZone("+7", 7*3600)), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"year 1 clamps", time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), math.MinInt64 + 1, time.Unix(0, math.MinInt64+1).UTC()},
+		{"year 9999 clamps", time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), math.MaxInt64, time.Unix(0, math.MaxInt64).UTC()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.enc, encTime(tc.in))
+			require.Equal(t, tc.out, decTime(tc.enc))
+		})
+	}
+	require.Less(t, encTime(time.Time{}), encTime(time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)),
+		"the zero time sorts before every clamped instant")
+}
+
+// The due queue must stay an index range scan on a big table: no full
+// scan, no temporary B-tree for ORDER BY.
+func TestDueQueryPlan(t *testing.T) {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	ds := make([]Discovered, 2000)
+	for i := range ds {
+		ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
+	}
+	_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), ds)
+	require.NoError(t, err)
+	_, err = s.UpsertDiscovered(t.Context(), "blog", time.Unix(1e9, 0), ds)
+	require.NoError(t, err)
+	_, err = s.w.Exec(`ANALYZE`)
+	require.NoError(t, err)
+
+	plan := func(query string, args ...any) string {
+		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)
+		require.NoError(t, err)
+		defer rows.Close()
+		var lines []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+			lines = append(lines, detail)
+		}
+		require.NoError(t, rows.Err())
+		return strings.Join(lines, "\n")
+	}
+	due := plan(dueSQL, sql.Named("source", "docs"), sql.Named("now", int64(2e18)),
+		sql.Named("after_next", int64(zeroTime)), sql.Named("after_url", ""), sql.Named("limit", 500))
+	require.Contains(t, due, "SEARCH pages USING INDEX pages_due", due)
+	require.Contains(t, due, "(source=? AND gone=? AND (next_check,url)>(?,?) AND next_check<?)", due)
+	require.NotContains(t, due, "TEMP B-TREE", due)
+
+	count := plan(`SELECT count(*) FROM pages WHERE source = ? AND gone = 0 AND next_check <= ?`, "docs", int64(2e18))
+	require.Contains(t, count, "pages_due", count)
+	next := plan(`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0`, "docs")
+	require.Contains(t, next, "pages_due", next)
+}
