@@ -57,7 +57,11 @@
 // [ErrMalformed])); a caller must not treat URLs absent from such a document
 // as removed. Input beyond [Parser.MaxBytes] of uncompressed data stops with
 // a [*TooLargeError] (errors.Is(err, [ErrTooLarge])), which also defuses gzip
-// bombs. An error returned by the yield callback stops parsing and is
+// bombs. Because encoding/xml buffers a whole text node or tag, an XML
+// document with more than 1 MiB between two '<', or with elements nested
+// more than 100 deep, is a *SyntaxError too; no sitemap comes near either
+// bound, and memory stays small and flat whatever the number of entries.
+// An error returned by the yield callback stops parsing and is
 // returned wrapped, so errors.Is finds it. A failing reader's error is
 // returned wrapped as well.
 package sitemap

@@ -230,7 +230,8 @@ func (x *xmlParser) root(name xml.Name) error {
 	return nil
 }
 
-// entryName is the local name of the entry element for the kind.
+// isEntry reports whether the element just opened is an entry of the
+// document's kind.
 func (x *xmlParser) isEntry(name xml.Name) bool {
 	switch x.kind {
 	case URLSet:
