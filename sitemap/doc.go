@@ -37,8 +37,9 @@
 // YYYY-MM-DDThh:mmTZD, YYYY-MM-DDThh:mm:ssTZD, with a fraction of any
 // length, TZD being Z or ±hh:mm) and these real-world deviations: a space or
 // lowercase t instead of T, lowercase z, a missing time zone (taken as UTC),
-// offsets written ±hhmm or ±hh, a blank before the offset, and RFC 1123 /
-// RFC 822 dates as used by RSS (with the zone names RFC 822 defines).
+// offsets written ±hhmm or ±hh or spelled UTC or GMT, a blank before the
+// offset, and RFC 1123 / RFC 822 dates as used by RSS (with the zone names
+// RFC 822 defines).
 // Values are returned in UTC; anything else leaves LastMod zero.
 //
 // # What is left out
