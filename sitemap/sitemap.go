@@ -57,6 +57,9 @@ const (
 // Entry is one <url> of a url set, one <sitemap> of an index, one line of a
 // text sitemap, or one item of a feed.
 type Entry struct {
+	// Kind is the kind of the document the entry comes from: Index entries
+	// are child sitemaps, every other kind lists pages.
+	Kind Kind
 	// Loc is the URL, trimmed of surrounding whitespace, never empty.
 	Loc string
 	// LastMod is the last modification time in UTC; zero when absent or

@@ -110,8 +110,8 @@ func TestIndexEntries(t *testing.T) {
 	require.NoError(t, r.err)
 	require.Equal(t, sitemap.Index, r.kind)
 	require.Equal(t, []sitemap.Entry{
-		{Loc: "http://a.example/s1.xml.gz", LastMod: time.Date(2004, 10, 1, 18, 23, 17, 0, time.UTC)},
-		{Loc: "http://a.example/s2.xml.gz"},
+		{Kind: sitemap.Index, Loc: "http://a.example/s1.xml.gz", LastMod: time.Date(2004, 10, 1, 18, 23, 17, 0, time.UTC)},
+		{Kind: sitemap.Index, Loc: "http://a.example/s2.xml.gz"},
 	}, r.entries)
 }
 
@@ -126,12 +126,12 @@ func TestEntryFields(t *testing.T) {
 	`))
 	require.NoError(t, r.err)
 	require.Equal(t, []sitemap.Entry{
-		{Loc: "http://a.example/1", LastMod: time.Date(2005, 1, 1, 0, 0, 0, 0, time.UTC), ChangeFreq: sitemap.Monthly, Priority: 0.8, HasPriority: true},
-		{Loc: "http://a.example/2", ChangeFreq: sitemap.Weekly, Priority: 0, HasPriority: true},
-		{Loc: "http://a.example/3"},
-		{Loc: "http://a.example/4"},
-		{Loc: "http://a.example/5"},
-		{Loc: "http://a.example/6", ChangeFreq: sitemap.Never, Priority: 1, HasPriority: true},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/1", LastMod: time.Date(2005, 1, 1, 0, 0, 0, 0, time.UTC), ChangeFreq: sitemap.Monthly, Priority: 0.8, HasPriority: true},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/2", ChangeFreq: sitemap.Weekly, Priority: 0, HasPriority: true},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/3"},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/4"},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/5"},
+		{Kind: sitemap.URLSet, Loc: "http://a.example/6", ChangeFreq: sitemap.Never, Priority: 1, HasPriority: true},
 	}, r.entries)
 }
 
@@ -297,6 +297,9 @@ func TestFeeds(t *testing.T) {
 			r := parse(tc.doc)
 			require.NoError(t, r.err)
 			require.Equal(t, tc.kind, r.kind)
+			for i := range tc.want {
+				tc.want[i].Kind = tc.kind // every entry names its document's kind
+			}
 			require.Equal(t, tc.want, r.entries)
 		})
 	}

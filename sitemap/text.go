@@ -54,7 +54,7 @@ func (p Parser) parseText(in *input, br *bufio.Reader, yield func(Entry) error) 
 				rejected++
 				p.skip(line, text, ErrNotURL)
 			default:
-				if yerr := yield(Entry{Loc: string(text)}); yerr != nil {
+				if yerr := yield(Entry{Kind: Text, Loc: string(text)}); yerr != nil {
 					return Text, fmt.Errorf("sitemap: stopped by yield after %d entries: %w", yielded, yerr)
 				}
 				yielded++

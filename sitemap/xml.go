@@ -414,6 +414,7 @@ func (x *xmlParser) emit() error {
 		return nil
 	}
 	entry := Entry{
+		Kind:        x.kind,
 		Loc:         string(loc),
 		LastMod:     e.lastMod,
 		ChangeFreq:  e.changeFreq,
