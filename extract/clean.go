@@ -1,0 +1,200 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// removedTags never hold readable text worth keeping: code, styling,
+// embedded media, form controls. Images go too: their URLs churn (resizing
+// services, cache-busting queries) without the text changing, and a
+// figure's caption, which is kept, says what alt text rarely does.
+var removedTags = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Svg: true, atom.Canvas: true, atom.Iframe: true, atom.Object: true,
+	atom.Embed: true, atom.Applet: true, atom.Audio: true, atom.Video: true,
+	atom.Source: true, atom.Track: true, atom.Picture: true, atom.Img: true,
+	atom.Map: true, atom.Input: true, atom.Button: true, atom.Select: true,
+	atom.Textarea: true, atom.Datalist: true, atom.Dialog: true, atom.Link: true,
+	atom.Meta: true, atom.Frameset: true, atom.Frame: true,
+}
+
+// landmarkRoles are ARIA roles of page furniture.
+var landmarkRoles = map[string]bool{
+	"navigation": true, "banner": true, "contentinfo": true, "search": true,
+	"menu": true, "menubar": true, "dialog": true, "alertdialog": true,
+}
+
+// consentPattern matches the id or class of cookie and consent banners,
+// including those of the common consent-management platforms.
+var consentPattern = regexp.MustCompile(`(?i)cookie|consent|gdpr|onetrust|didomi|usercentrics|truste|osano|iubenda|termly|qc-cmp|sp_message_container|cmp-container|cmp-banner`)
+
+// consentMaxText bounds the text of an element taken for a consent banner,
+// so that an article merely classed "cookies" is never dropped.
+const consentMaxText = 2000
+
+// removeBoilerplate deletes page furniture from doc: the tags above,
+// navigation, page header and footers, sidebars outside the main content,
+// forms, consent banners, hidden elements, heading permalinks and skip
+// links. An element holding most of the page's text is never removed
+// (some sites wrap their whole page in a <form> or a mislabelled
+// container); it is kept for the extractor to judge.
+func removeBoilerplate(doc *html.Node) {
+	body := find(doc, atom.Body)
+	if body == nil {
+		return
+	}
+	stats := measure(body)
+	bodyText := stats[body].text
+	holdsMost := func(n *html.Node) bool {
+		t := stats[n].text
+		return t > 200 && 2*t > bodyText
+	}
+	var doomed, comments []*html.Node
+	walk(body, func(n *html.Node) bool {
+		if n.Type == html.CommentNode {
+			comments = append(comments, n)
+			return false
+		}
+		if n.Type != html.ElementNode || n == body {
+			return true
+		}
+		if removedTags[n.DataAtom] || n.Namespace != "" {
+			doomed = append(doomed, n)
+			return false
+		}
+		if isFurniture(n, stats) && !holdsMost(n) {
+			doomed = append(doomed, n)
+			return false
+		}
+		if isPermalink(n) {
+			doomed = append(doomed, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range comments {
+		n.Parent.RemoveChild(n)
+	}
+	for _, n := range doomed {
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// isFurniture reports whether element n is navigation, a page header or
+// footer, a sidebar, a form, a consent banner or hidden.
+func isFurniture(n *html.Node, stats map[*html.Node]nodeStat) bool {
+	switch n.DataAtom {
+	case atom.Nav, atom.Footer, atom.Form, atom.Menu:
+		return true
+	case atom.Header:
+		// An article's own header holds its title; the page's holds the
+		// site's logo and menu.
+		return !hasAncestor(n, isContentRoot)
+	case atom.Aside:
+		// Inside the content an <aside> is often an admonition or a note.
+		return !hasAncestor(n, isContentRoot)
+	}
+	if landmarkRoles[strings.ToLower(strings.TrimSpace(attr(n, "role")))] {
+		return true
+	}
+	if isHidden(n) {
+		return true
+	}
+	return isConsentBanner(n, stats[n])
+}
+
+// isContentRoot reports whether n is an <article>, <main> or role=main.
+func isContentRoot(n *html.Node) bool {
+	return isElement(n, atom.Article) || isElement(n, atom.Main) ||
+		strings.EqualFold(strings.TrimSpace(attr(n, "role")), "main")
+}
+
+func isHidden(n *html.Node) bool {
+	if hasAttr(n, "hidden") || strings.EqualFold(strings.TrimSpace(attr(n, "aria-hidden")), "true") {
+		return true
+	}
+	style := strings.ToLower(strings.Join(strings.Fields(attr(n, "style")), ""))
+	return strings.Contains(style, "display:none") || strings.Contains(style, "visibility:hidden")
+}
+
+func isConsentBanner(n *html.Node, st nodeStat) bool {
+	switch n.DataAtom {
+	case atom.Html, atom.Body, atom.Main, atom.Article:
+		return false
+	}
+	if st.text > consentMaxText || st.holdsContent {
+		return false
+	}
+	return consentPattern.MatchString(attr(n, "id") + " " + attr(n, "class") + " " + attr(n, "aria-label"))
+}
+
+// nodeStat summarises an element's subtree.
+type nodeStat struct {
+	// text counts the non-space characters of its text.
+	text int
+	// holdsContent is true when it contains an <h1>, <article> or <main>.
+	holdsContent bool
+}
+
+// measure computes the nodeStat of every element under root in one pass.
+func measure(root *html.Node) map[*html.Node]nodeStat {
+	stats := make(map[*html.Node]nodeStat)
+	var visit func(n *html.Node) nodeStat
+	visit = func(n *html.Node) nodeStat {
+		var st nodeStat
+		switch n.Type {
+		case html.TextNode:
+			for _, r := range n.Data {
+				if !unicode.IsSpace(r) {
+					st.text++
+				}
+			}
+			return st
+		case html.ElementNode:
+			switch n.DataAtom {
+			case atom.Script, atom.Style, atom.Template:
+				return st
+			case atom.H1, atom.Article, atom.Main:
+				st.holdsContent = true
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			cs := visit(c)
+			st.text += cs.text
+			st.holdsContent = st.holdsContent || cs.holdsContent
+		}
+		if n.Type == html.ElementNode {
+			stats[n] = st
+		}
+		return st
+	}
+	visit(root)
+	return stats
+}
+
+// isPermalink reports whether n is an in-page link without words, such as
+// the "¶" or "#" permalink beside a heading, or a "Skip to content" link.
+func isPermalink(n *html.Node) bool {
+	if !isElement(n, atom.A) {
+		return false
+	}
+	href := strings.TrimSpace(attr(n, "href"))
+	if !strings.HasPrefix(href, "#") {
+		return false
+	}
+	text := collapseSpace(textContent(n))
+	if !hasWords(text) {
+		return true
+	}
+	return strings.HasPrefix(strings.ToLower(text), "skip to ")
+}
+
+// hasWords reports whether s contains a letter or a digit.
+func hasWords(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
+}

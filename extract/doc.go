@@ -1,0 +1,37 @@
+// Package extract turns a fetched HTML page into the Markdown of its
+// readable main content, with the page's title, canonical URL and outgoing
+// links, and maps page URLs to relative document paths.
+//
+// FromHTML works in stages:
+//
+//  1. The input is bounded (Options.MaxBytes, default DefaultMaxBytes); a
+//     larger page fails with a *TooLargeError before anything is parsed.
+//  2. The bytes are decoded to UTF-8 from the declared charset: a byte
+//     order mark first, then the charset parameter of the response
+//     Content-Type (Options.ContentType), then <meta charset> or
+//     <meta http-equiv="Content-Type"> in the head; an undeclared page is
+//     read as UTF-8 when it is valid UTF-8 and as windows-1252 otherwise.
+//  3. Title, canonical URL, language, description and every link are read
+//     from the whole page, resolved against <base href> or the page URL.
+//  4. A page whose text is evidently rendered in the browser (an empty app
+//     root such as <div id="root"></div> plus scripts, or a <noscript>
+//     asking to enable JavaScript, with little other text) fails with
+//     ErrScriptRendered.
+//  5. Boilerplate is removed (scripts, styles, forms, navigation, page
+//     header and footer, sidebars, cookie and consent banners, hidden
+//     elements, heading permalinks, images), code blocks are normalised to
+//     <pre><code class="language-x"> so their language survives, and the
+//     readable main node is chosen by codeberg.org/readeck/go-readability
+//     (Mozilla Readability's algorithm).
+//  6. That node is converted to Markdown by
+//     github.com/JohannesKaufmann/html-to-markdown/v2 (base, commonmark and
+//     table plugins) with links made absolute: code blocks become fenced
+//     blocks tagged with their language, tables become pipe tables.
+//  7. A page left with no readable text fails with ErrEmpty.
+//
+// Both named failures let a caller record why a page was not indexed
+// instead of indexing it as empty.
+//
+// DocPath maps a URL and its response content type to a safe relative file
+// path for storing the document.
+package extract

@@ -1,0 +1,142 @@
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"golang.org/x/net/html"
+)
+
+// DefaultMaxBytes is the largest HTML input FromHTML accepts when
+// Options.MaxBytes is zero: 5 MiB.
+const DefaultMaxBytes = 5 << 20
+
+var (
+	// ErrScriptRendered means the page's content is rendered by client-side
+	// JavaScript: the HTML holds an empty application root or a <noscript>
+	// request to enable JavaScript, and little text of its own. Fetch the
+	// page with a rendering back end, or leave it out of the source.
+	ErrScriptRendered = errors.New("extract: page content is rendered by client-side JavaScript; the HTML holds no readable text")
+
+	// ErrEmpty means the page has no readable text once boilerplate is
+	// removed (and shows no sign of being rendered by JavaScript).
+	ErrEmpty = errors.New("extract: page has no readable text")
+
+	// ErrMalformed means the HTML parser gave up on the page, for example
+	// because elements are nested more than 512 deep.
+	ErrMalformed = errors.New("extract: HTML cannot be parsed")
+
+	// ErrPageURL means the page URL passed to FromHTML is not an absolute
+	// http or https URL, so the page's links cannot be resolved.
+	ErrPageURL = errors.New("extract: page URL must be an absolute http or https URL")
+)
+
+// TooLargeError reports HTML input above the size cap. Nothing is parsed.
+type TooLargeError struct {
+	// Size is the input length in bytes; Limit is the cap it exceeded.
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("extract: HTML input is %d bytes, above the %d-byte cap; raise Options.MaxBytes or cap the fetch size", e.Size, e.Limit)
+}
+
+// Document is what FromHTML extracts from one page.
+type Document struct {
+	// Title is the page title: the <title> element, else the og:title
+	// meta property, else the first <h1>; whitespace collapsed.
+	Title string
+	// Markdown is the readable main content as CommonMark with pipe
+	// tables and fenced code blocks; links in it are absolute.
+	Markdown string
+	// Canonical is the absolute http(s) URL of <link rel="canonical">,
+	// resolved like a link, without fragment; empty when the page declares
+	// none or an unusable one.
+	Canonical string
+	// Links are the absolute http(s) targets of every <a href> in the whole
+	// page (navigation included, as a crawler needs them), resolved against
+	// <base href> or the page URL, fragment dropped, deduplicated in
+	// document order.
+	Links []string
+	// Lang is the <html lang> attribute, as declared (may be empty).
+	Lang string
+	// Description is the meta description (else og:description).
+	Description string
+}
+
+// Options adjust FromHTMLWithOptions. The zero value is valid.
+type Options struct {
+	// ContentType is the response's Content-Type header, if known. Its
+	// charset parameter overrides any <meta> declaration in the page (a
+	// byte order mark overrides both).
+	ContentType string
+	// MaxBytes caps the HTML input size; 0 means DefaultMaxBytes. Larger
+	// input fails with *TooLargeError.
+	MaxBytes int
+}
+
+// FromHTML extracts the readable content and metadata of an HTML page
+// fetched from pageURL, which must be an absolute http(s) URL. It is
+// FromHTMLWithOptions with zero Options: the charset comes from a byte
+// order mark or the page's <meta> declaration.
+//
+// Errors: *TooLargeError for input above DefaultMaxBytes, ErrPageURL for a
+// bad pageURL, ErrScriptRendered for a page rendered by JavaScript, ErrEmpty
+// for a page without readable text. FromHTML is safe for concurrent use.
+func FromHTML(body []byte, pageURL string) (Document, error) {
+	return FromHTMLWithOptions(body, pageURL, Options{})
+}
+
+// FromHTMLWithType is FromHTML for a response whose Content-Type header is
+// known; a charset parameter in it decides the page's encoding.
+func FromHTMLWithType(body []byte, pageURL, contentType string) (Document, error) {
+	return FromHTMLWithOptions(body, pageURL, Options{ContentType: contentType})
+}
+
+// FromHTMLWithOptions is FromHTML with explicit options.
+func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, error) {
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	if len(body) > limit {
+		return Document{}, &TooLargeError{Size: len(body), Limit: limit}
+	}
+	page, err := url.Parse(pageURL)
+	if err != nil || !isHTTP(page) {
+		return Document{}, fmt.Errorf("%w: got %q", ErrPageURL, pageURL)
+	}
+	text := decode(body, opts.ContentType)
+	doc, err := html.Parse(bytes.NewReader(text))
+	if err != nil {
+		// The parser refuses documents nested more than 512 elements deep.
+		return Document{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+
+	base := baseURL(doc, page)
+	out := Document{
+		Title:       title(doc),
+		Canonical:   canonical(doc, base),
+		Links:       links(doc, base),
+		Lang:        lang(doc),
+		Description: description(doc),
+	}
+	if scriptRendered(doc) {
+		return out, ErrScriptRendered
+	}
+	md, err := readableMarkdown(doc, base)
+	if err != nil {
+		return out, err
+	}
+	if !hasWords(md) {
+		return out, ErrEmpty
+	}
+	out.Markdown = md
+	return out, nil
+}
+
+func isHTTP(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
