@@ -93,6 +93,22 @@ func hashText(s string, dims int) []float32 {
 		prev, havePrev, inTok = cur, true, false
 	}
 	for _, r := range s {
+		if r < utf8.RuneSelf { // ASCII fast path
+			c := byte(r)
+			switch {
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+				fallthrough
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+				if !inTok {
+					cur, inTok = fnvOffset, true
+				}
+				cur = (cur ^ uint64(c)) * fnvPrime
+			default:
+				flush()
+			}
+			continue
+		}
 		switch {
 		case isIdeograph(r):
 			flush()
