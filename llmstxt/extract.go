@@ -15,6 +15,7 @@ type extractor struct {
 	// entries maps the links that start a line of the block being walked
 	// to their descriptions; it is small and reused.
 	entries []entry
+	next    int // index in entries of the next entry link the walk will meet
 }
 
 type entry struct {
@@ -127,12 +128,13 @@ func (e *extractor) links(root ast.Node, dst []Link) []Link {
 	return dst
 }
 
-// description returns the description recorded for link by findEntries.
+// description returns the description findEntries recorded for link. The
+// walk meets entry links in the order they were recorded, so a cursor
+// finds each in constant time.
 func (e *extractor) description(link ast.Node) string {
-	for _, en := range e.entries {
-		if en.link == link {
-			return en.description
-		}
+	if e.next < len(e.entries) && e.entries[e.next].link == link {
+		e.next++
+		return e.entries[e.next-1].description
 	}
 	return ""
 }
@@ -142,7 +144,7 @@ func (e *extractor) description(link ast.Node) string {
 // "-" of "-[name](url)"), with the text that follows it up to the next such
 // line as its description.
 func (e *extractor) findEntries(block ast.Node) {
-	e.entries = e.entries[:0]
+	e.entries, e.next = e.entries[:0], 0
 	var (
 		lineStart = true // the next inline starts a line
 		lead      = true // only white space and bullets so far on this line

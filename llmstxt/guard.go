@@ -217,10 +217,10 @@ func containerPrefix(line []byte) (indent, markers int, rest []byte) {
 		switch c := line[i]; {
 		case c == '>':
 			markers++
-			i++
+			i = skipOneSpace(line, i+1)
 		case (c == '-' || c == '*' || c == '+') && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
 			markers++
-			i++
+			i = skipOneSpace(line, i+1)
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(line) && j-i < 9 && line[j] >= '0' && line[j] <= '9' {
@@ -228,7 +228,7 @@ func containerPrefix(line []byte) (indent, markers int, rest []byte) {
 			}
 			if j < len(line) && (line[j] == '.' || line[j] == ')') && (j+1 == len(line) || line[j+1] == ' ' || line[j+1] == '\t') {
 				markers++
-				i = j + 1
+				i = skipOneSpace(line, j+1)
 				continue
 			}
 			return indent, markers, line[i:]
@@ -236,6 +236,14 @@ func containerPrefix(line []byte) (indent, markers int, rest []byte) {
 			return indent, markers, line[i:]
 		}
 	}
+}
+
+// skipOneSpace skips the space that belongs to a container marker.
+func skipOneSpace(line []byte, i int) int {
+	if i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		return i + 1
+	}
+	return i
 }
 
 // openingFence returns the fence that opens a fenced code block, or nil.

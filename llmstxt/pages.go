@@ -10,8 +10,12 @@ import "strings"
 // javascript: and any other scheme but http and https, empty URLs and
 // same-document anchors ("#top"). Relative URLs are kept as written.
 func (f *File) Pages() []Link {
-	var pages []Link
-	seen := make(map[string]struct{})
+	n := len(f.Links)
+	for _, s := range f.Sections {
+		n += len(s.Links)
+	}
+	pages := make([]Link, 0, n)
+	seen := make(map[string]struct{}, n)
 	add := func(links []Link) {
 		for _, l := range links {
 			if !isPage(l.URL) {
