@@ -1,0 +1,384 @@
+package recrawl_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/internal/testsite"
+)
+
+var start = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+
+// fixture is a test site, a state file and an engine sharing one fake clock.
+type fixture struct {
+	t     *testing.T
+	clk   *clock.Fake
+	site  *testsite.Site
+	state *crawlstate.SQLite
+	eng   *recrawl.Engine
+	src   discover.Source
+}
+
+func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixture {
+	t.Helper()
+	clk := clock.NewFake(start)
+	opts.Clock = clk
+	site := testsite.New(opts)
+	t.Cleanup(site.Close)
+	st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	cfg.State = st
+	if cfg.Clock == nil {
+		cfg.Clock = clk
+	}
+	eng, err := recrawl.New(cfg)
+	require.NoError(t, err)
+	return &fixture{t: t, clk: clk, site: site, state: st, eng: eng, src: discover.Sitemap{URL: site.SitemapURL()}}
+}
+
+func (f *fixture) run() *recrawl.Report {
+	f.t.Helper()
+	f.site.ResetLog()
+	rep, err := f.eng.Run(context.Background(), f.src)
+	require.NoError(f.t, err)
+	reconcile(f.t, rep)
+	return rep
+}
+
+func (f *fixture) row(path string) crawlstate.Row {
+	f.t.Helper()
+	row, err := f.state.Get(context.Background(), f.src.Name(), f.site.PageURL(path))
+	require.NoError(f.t, err)
+	return row
+}
+
+// reconcile checks that a report's numbers add up.
+func reconcile(t *testing.T, rep *recrawl.Report) {
+	t.Helper()
+	require.Equal(t, rep.Discovered, rep.Accepted+rep.Duplicates+rep.SkippedTotal()-skippedAfterDiscovery(rep), "discovered = accepted + duplicates + skipped at discovery")
+	outcomes := rep.New + rep.Changed + rep.Unchanged + rep.Gone + rep.FailedTotal()
+	require.Equal(t, rep.Fetched, outcomes, "every fetched URL has one outcome")
+	require.LessOrEqual(t, rep.NotModified, rep.Unchanged)
+	require.LessOrEqual(t, rep.Fetched, rep.Due)
+}
+
+// skippedAfterDiscovery counts skips decided after discovery (none yet).
+func skippedAfterDiscovery(*recrawl.Report) int { return 0 }
+
+func TestFirstRunFetchesEverythingOnce(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 20}, recrawl.Config{})
+	rep := f.run()
+	require.Equal(t, 20, rep.Discovered)
+	require.Equal(t, 20, rep.NewURLs)
+	require.Equal(t, 20, rep.Due)
+	require.Equal(t, 20, rep.New)
+	require.Equal(t, 20, rep.Bodies)
+	require.Equal(t, 20, rep.Requests)
+	require.Equal(t, 20, rep.FullRecrawlRequests)
+	require.Len(t, f.site.PageRequests(), 20)
+	for _, r := range f.site.PageRequests() {
+		require.False(t, r.Conditional(), "nothing to validate on a first fetch")
+	}
+	row := f.row(f.site.Paths()[0])
+	require.NotEmpty(t, row.ContentHash)
+	require.NotEmpty(t, row.ETag)
+	require.Equal(t, 24*time.Hour, row.Interval)
+	require.WithinRange(t, row.NextCheck, start.Add(24*time.Hour*9/10), start.Add(24*time.Hour), "up to 10% early, never late")
+
+	// Nothing is due an hour later: the run sends no page request at all.
+	f.clk.Advance(time.Hour)
+	rep = f.run()
+	require.Equal(t, 0, rep.Due)
+	require.Empty(t, f.site.PageRequests())
+	require.Equal(t, 20, rep.FullRecrawlRequests)
+}
+
+func TestSecondRunOverUnchangedSiteSendsOnlyConditionalRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts testsite.Options
+	}{
+		{"etag and last-modified", testsite.Options{Pages: 12}},
+		{"etag only", testsite.Options{Pages: 12, NoLastModified: true}},
+		{"last-modified only", testsite.Options{Pages: 12, NoETag: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.opts, recrawl.Config{})
+			f.run()
+			f.clk.Advance(25 * time.Hour)
+			rep := f.run()
+			require.Equal(t, 12, rep.Due)
+			require.Equal(t, 12, rep.NotModified)
+			require.Equal(t, 12, rep.Unchanged)
+			require.Equal(t, 0, rep.Bodies, "no body is downloaded where validators exist")
+			reqs := f.site.PageRequests()
+			require.Len(t, reqs, 12)
+			for _, r := range reqs {
+				require.True(t, r.Conditional(), r.Path)
+				require.Equal(t, http.StatusNotModified, r.Status)
+			}
+			row := f.row(f.site.Paths()[3])
+			require.Equal(t, 36*time.Hour, row.Interval, "no change stretches the interval by half")
+			require.NotEmpty(t, row.ContentHash)
+		})
+	}
+}
+
+func TestVolatileBlockIsNotAChange(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 5, Volatile: true, NoETag: true, NoLastModified: true}, recrawl.Config{})
+	f.run()
+	before := f.row(f.site.Paths()[0]).ContentHash
+	f.clk.Advance(25 * time.Hour)
+	rep := f.run()
+	require.Equal(t, 5, rep.Bodies, "without validators every due page is downloaded")
+	require.Equal(t, 5, rep.Unchanged)
+	require.Equal(t, 0, rep.Changed)
+	require.Equal(t, before, f.row(f.site.Paths()[0]).ContentHash)
+}
+
+func TestEditsAreChangesAndShortenTheInterval(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 10}, recrawl.Config{})
+	f.run()
+	paths := f.site.Paths()
+	f.clk.Advance(time.Hour)
+	f.site.Edit(paths[1])
+	f.site.Edit(paths[4])
+	f.clk.Advance(24 * time.Hour)
+	rep := f.run()
+	require.Equal(t, 2, rep.Changed)
+	require.Equal(t, 8, rep.Unchanged)
+	require.Equal(t, 2, rep.Bodies)
+	require.Equal(t, 12*time.Hour, f.row(paths[1]).Interval)
+	require.Equal(t, 36*time.Hour, f.row(paths[0]).Interval)
+}
+
+func TestMovedLastmodMakesARowDueNow(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 6}, recrawl.Config{})
+	f.run()
+	f.clk.Advance(2 * time.Hour) // nothing is due by schedule
+	f.site.Edit(f.site.Paths()[2])
+	rep := f.run()
+	require.Equal(t, 1, rep.Bumped)
+	require.Equal(t, 1, rep.Due)
+	require.Equal(t, 1, rep.Changed)
+}
+
+func TestRemovedFromSitemapIsNotGoneWithoutConfirmation(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 5}, recrawl.Config{MissingRuns: 3})
+	f.run()
+	paths := f.site.Paths()
+	alive, deleted := paths[0], paths[1]
+	f.site.RemoveFromSitemap(alive)
+	f.site.RemoveFromSitemap(deleted)
+	f.site.Delete(deleted, http.StatusGone)
+
+	for i := 1; i <= 2; i++ {
+		f.clk.Advance(time.Hour)
+		rep := f.run()
+		require.Equal(t, 2, rep.Missing)
+		require.Equal(t, 0, rep.Due, "run %d: absence alone makes nothing due", i)
+		require.False(t, f.row(deleted).Gone)
+		require.Equal(t, i, f.row(deleted).MissingRuns)
+	}
+	f.clk.Advance(time.Hour)
+	rep := f.run()
+	require.Equal(t, 2, rep.Due, "the third missing run asks the origin")
+	require.Equal(t, 1, rep.Gone)
+	require.Equal(t, 1, rep.Unchanged)
+	require.True(t, f.row(deleted).Gone, "410 confirms the deletion")
+	require.False(t, f.row(alive).Gone, "a page still served is never marked gone")
+
+	// A tombstone leaves the due queue; rediscovery revives it.
+	f.site.AddToSitemap(deleted)
+	f.site.Delete(deleted, http.StatusOK)
+	f.clk.Advance(time.Hour)
+	rep = f.run()
+	require.Equal(t, 1, rep.Revived)
+	require.False(t, f.row(deleted).Gone)
+}
+
+func TestNotFoundInSitemapIsGone(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 4}, recrawl.Config{})
+	f.run()
+	f.site.Delete(f.site.Paths()[0], http.StatusNotFound)
+	f.clk.Advance(25 * time.Hour)
+	rep := f.run()
+	require.Equal(t, 1, rep.Gone)
+	require.True(t, f.row(f.site.Paths()[0]).Gone)
+	f.clk.Advance(37 * time.Hour)
+	rep = f.run()
+	require.Equal(t, 0, rep.Revived, "a tombstone the sitemap keeps listing is a stale entry, not a rediscovery")
+	require.Equal(t, 3, rep.Due, "a tombstone is not fetched again")
+	require.True(t, f.row(f.site.Paths()[0]).Gone)
+}
+
+func TestServerErrorLeavesTheRowUntouched(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{Fetcher: nil})
+	f.run()
+	path := f.site.Paths()[0]
+	before := f.row(path)
+	f.clk.Advance(25 * time.Hour)
+	f.site.Fail(path, http.StatusServiceUnavailable, 100, "")
+	rep := f.runAuto()
+	require.Equal(t, 1, rep.Failed[recrawl.StageFetch])
+	require.Equal(t, 5, rep.Requests, "three attempts for the failing page, one each for the others")
+	after := f.row(path)
+	require.Equal(t, before.ContentHash, after.ContentHash)
+	require.Equal(t, before.NextCheck, after.NextCheck)
+	require.Equal(t, before.Interval, after.Interval)
+	require.Equal(t, before.ETag, after.ETag)
+	require.Equal(t, 1, after.Failures)
+	require.Contains(t, after.LastError, "503")
+
+	// The next run retries it and sees the edit made meanwhile.
+	f.site.Fail(path, http.StatusServiceUnavailable, 0, "")
+	f.site.SetContent(path, "<p>Rewritten while the server was failing.</p>")
+	rep = f.runAuto()
+	require.Equal(t, 1, rep.Due)
+	require.Equal(t, 1, rep.Changed)
+	require.Equal(t, 0, f.row(path).Failures)
+}
+
+// runAuto runs with an auto-advancing clock, for runs that wait (backoff).
+func (f *fixture) runAuto() *recrawl.Report {
+	f.t.Helper()
+	f.site.ResetLog()
+	clk := clock.NewAutoFake(f.clk.Now())
+	cfg := recrawl.Config{State: f.state, Clock: clk}
+	eng, err := recrawl.New(cfg)
+	require.NoError(f.t, err)
+	rep, err := eng.Run(context.Background(), f.src)
+	require.NoError(f.t, err)
+	reconcile(f.t, rep)
+	return rep
+}
+
+func TestCancelledRunLosesNothing(t *testing.T) {
+	const pages = 40
+	var seen atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{
+		Workers: 3,
+		Observer: func(ev recrawl.Event) {
+			if ev.Outcome == recrawl.OutcomeNew && seen.Add(1) == 10 {
+				cancel() // crash in the middle of the run
+			}
+		},
+	})
+	rep, err := f.eng.Run(ctx, f.src)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, rep)
+	recorded := rep.New
+	require.GreaterOrEqual(t, recorded, 10)
+	require.Less(t, recorded, pages)
+
+	// The next run picks up exactly what was not recorded.
+	rep2 := f.run()
+	require.Equal(t, pages-recorded, rep2.Due)
+	require.Equal(t, pages-recorded, rep2.New)
+	total, gone, err := f.state.Count(context.Background(), f.src.Name())
+	require.NoError(t, err)
+	require.Equal(t, pages, total)
+	require.Zero(t, gone)
+	due, err := f.state.CountDue(context.Background(), f.src.Name(), f.clk.Now())
+	require.NoError(t, err)
+	require.Zero(t, due)
+}
+
+func TestRunLock(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
+	ctx := context.Background()
+	require.NoError(t, f.state.Lock(ctx, f.src.Name(), "someone-else", f.clk.Now(), time.Minute))
+	_, err := f.eng.Run(ctx, f.src)
+	require.ErrorIs(t, err, recrawl.ErrRunInProgress)
+	require.Empty(t, f.site.Requests(), "a locked-out run sends nothing")
+
+	// A crashed holder's lock expires.
+	f.clk.Advance(2 * time.Minute)
+	rep := f.run()
+	require.Equal(t, 3, rep.New)
+}
+
+func TestConcurrentRunsOfOneSource(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 2}, recrawl.Config{})
+	f.site.Slow(f.site.Paths()[0], 300*time.Millisecond)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = f.eng.Run(context.Background(), f.src)
+		}()
+	}
+	wg.Wait()
+	inProgress := 0
+	for _, err := range errs {
+		if errors.Is(err, recrawl.ErrRunInProgress) {
+			inProgress++
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, 1, inProgress)
+}
+
+func TestConfigErrors(t *testing.T) {
+	_, err := recrawl.New(recrawl.Config{Workers: -1, LockTTL: -time.Second, UserAgent: "a\nb"})
+	var ce *recrawl.ConfigError
+	require.ErrorAs(t, err, &ce)
+	fields := []string{}
+	for _, p := range ce.Problems {
+		fields = append(fields, p.Field)
+	}
+	require.ElementsMatch(t, []string{"State", "Workers", "LockTTL", "UserAgent"}, fields)
+	require.Contains(t, err.Error(), "State: required")
+}
+
+func TestReportJSONNames(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 2}, recrawl.Config{})
+	rep := f.run()
+	b, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	for _, k := range []string{"source", "discovered", "new_urls", "due", "fetched", "not_modified", "changed", "unchanged", "gone", "failed", "skipped", "requests", "full_recrawl_requests", "stages"} {
+		require.Contains(t, m, k)
+	}
+	require.EqualValues(t, 2, m["new"])
+}
+
+func TestObserverSeesEveryOutcome(t *testing.T) {
+	var mu sync.Mutex
+	var events []recrawl.Event
+	f := newFixture(t, testsite.Options{Pages: 7}, recrawl.Config{Observer: func(ev recrawl.Event) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}})
+	f.run()
+	require.Len(t, events, 7)
+	last := 0
+	for _, ev := range events {
+		require.Equal(t, recrawl.OutcomeNew, ev.Outcome)
+		require.Equal(t, 7, ev.Due)
+		require.Equal(t, last+1, ev.Done, "Done counts up")
+		last = ev.Done
+		require.Equal(t, 200, ev.Status)
+	}
+}

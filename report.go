@@ -1,0 +1,141 @@
+package recrawl
+
+import (
+	"time"
+)
+
+// Outcome is how one accepted URL ended a run. Every URL the run touched
+// ends in exactly one outcome.
+type Outcome string
+
+// The outcomes of a URL in a run.
+const (
+	// OutcomeNew: first content stored for the page.
+	OutcomeNew Outcome = "new"
+	// OutcomeChanged: the content changed since the stored copy.
+	OutcomeChanged Outcome = "changed"
+	// OutcomeUnchanged: a 304, or a body whose fingerprint equals the
+	// stored one.
+	OutcomeUnchanged Outcome = "unchanged"
+	// OutcomeGone: the origin answered 404 or 410; the row is a tombstone.
+	OutcomeGone Outcome = "gone"
+	// OutcomeSkipped: the URL was not requested (robots, a cap, off-host,
+	// invalid); Event.Reason says why.
+	OutcomeSkipped Outcome = "skipped"
+	// OutcomeFailed: a stage failed (Event.Stage); the row is left as it
+	// was and stays due.
+	OutcomeFailed Outcome = "failed"
+)
+
+// Stages of the per-page pipeline, as named in failures and stage counts.
+const (
+	StageFetch   = "fetch"
+	StageExtract = "extract"
+	StageCommit  = "commit"
+)
+
+// Reasons a URL is skipped.
+const (
+	SkipInvalid = "invalid"  // discovery listed a URL that does not normalize
+	SkipOffHost = "off-host" // a sitemap listed a URL of another host
+)
+
+// Event is one URL outcome, delivered to Config.Observer as it happens.
+type Event struct {
+	Source  string
+	URL     string // normalized URL ("" for a discovery URL that did not normalize)
+	Outcome Outcome
+	Stage   string // the failed stage, for OutcomeFailed
+	Reason  string // the skip reason, for OutcomeSkipped
+	Status  int    // the origin's HTTP status, when there was one
+	Err     error  // the failure, for OutcomeFailed
+	At      time.Time
+	// Done counts due URLs finished so far in this run, of Due.
+	Done, Due int
+}
+
+// StageCount counts the attempts of one pipeline stage in a run.
+type StageCount struct {
+	Attempts  int `json:"attempts"`
+	Successes int `json:"successes"`
+	Failures  int `json:"failures"`
+}
+
+// Report summarizes one run. It marshals to JSON with stable snake_case
+// names. The counts reconcile: Discovered = Accepted + Duplicates +
+// skipped-at-discovery; every due URL ends in exactly one of New, Changed,
+// Unchanged, Gone, Failed or Skipped.
+type Report struct {
+	Source     string    `json:"source"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+
+	// Discovery.
+	Discovered int `json:"discovered"`  // links the source listed
+	Duplicates int `json:"duplicates"`  // listed again after normalization
+	Accepted   int `json:"accepted"`    // unique normalized URLs stored
+	NewURLs    int `json:"new_urls"`    // of those, never seen before
+	Revived    int `json:"revived"`     // gone rows listed again
+	Bumped     int `json:"bumped"`      // rows made due by a moved lastmod
+	Missing    int `json:"missing"`     // known rows the listing lacked
+	Incomplete bool `json:"incomplete"` // the listing was partial: nothing was counted missing
+
+	// The due queue.
+	Due         int `json:"due"`          // rows due at the start of the run
+	Fetched     int `json:"fetched"`      // rows requested from the origin
+	Bodies      int `json:"bodies"`       // answers with a body (2xx)
+	NotModified int `json:"not_modified"` // 304 answers (counted in Unchanged)
+
+	// Outcomes.
+	New       int            `json:"new"`
+	Changed   int            `json:"changed"`
+	Unchanged int            `json:"unchanged"`
+	Gone      int            `json:"gone"`
+	Failed    map[string]int `json:"failed"`  // by stage
+	Skipped   map[string]int `json:"skipped"` // by reason
+
+	// Stages counts attempts, successes and failures per stage.
+	Stages map[string]StageCount `json:"stages"`
+
+	// Requests is how many page requests the run sent (retries included).
+	Requests int `json:"requests"`
+	// FullRecrawlRequests is what a full recrawl would have sent: one
+	// request per live page of the source.
+	FullRecrawlRequests int `json:"full_recrawl_requests"`
+
+	// StoppedBy names the cap that ended the run early, if any.
+	StoppedBy string `json:"stopped_by,omitempty"`
+}
+
+// FailedTotal returns the number of URLs that failed at any stage.
+func (r *Report) FailedTotal() int { return sum(r.Failed) }
+
+// SkippedTotal returns the number of URLs skipped for any reason.
+func (r *Report) SkippedTotal() int { return sum(r.Skipped) }
+
+// Saving returns how many times fewer requests the run sent than a full
+// recrawl (FullRecrawlRequests / Requests); 0 when nothing was known.
+func (r *Report) Saving() float64 {
+	if r.FullRecrawlRequests == 0 {
+		return 0
+	}
+	return float64(r.FullRecrawlRequests) / float64(max(r.Requests, 1))
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func newReport(source string, start time.Time) *Report {
+	return &Report{
+		Source:    source,
+		StartedAt: start,
+		Failed:    map[string]int{},
+		Skipped:   map[string]int{},
+		Stages:    map[string]StageCount{},
+	}
+}
