@@ -71,13 +71,13 @@ type Report struct {
 	FinishedAt time.Time `json:"finished_at"`
 
 	// Discovery.
-	Discovered int `json:"discovered"`  // links the source listed
-	Duplicates int `json:"duplicates"`  // listed again after normalization
-	Accepted   int `json:"accepted"`    // unique normalized URLs stored
-	NewURLs    int `json:"new_urls"`    // of those, never seen before
-	Revived    int `json:"revived"`     // gone rows listed again
-	Bumped     int `json:"bumped"`      // rows made due by a moved lastmod
-	Missing    int `json:"missing"`     // known rows the listing lacked
+	Discovered int  `json:"discovered"` // links the source listed
+	Duplicates int  `json:"duplicates"` // listed again after normalization
+	Accepted   int  `json:"accepted"`   // unique normalized URLs stored
+	NewURLs    int  `json:"new_urls"`   // of those, never seen before
+	Revived    int  `json:"revived"`    // gone rows listed again
+	Bumped     int  `json:"bumped"`     // rows made due by a moved lastmod
+	Missing    int  `json:"missing"`    // known rows the listing lacked
 	Incomplete bool `json:"incomplete"` // the listing was partial: nothing was counted missing
 
 	// The due queue.
