@@ -1,0 +1,71 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/recrawl/recrawl/index"
+)
+
+func ExampleMemory() {
+	ctx := context.Background()
+	idx := index.NewMemory(3)
+	err := idx.Upsert(ctx, []index.Record{
+		{ID: "install#0", Vector: []float32{1, 0, 0}, Text: "Install on Linux", Metadata: map[string]string{"source_url": "https://example.com/install"}},
+		{ID: "install#1", Vector: []float32{0.8, 0.6, 0}, Text: "Install on Windows", Metadata: map[string]string{"source_url": "https://example.com/install"}},
+		{ID: "faq#0", Vector: []float32{0, 0, 1}, Text: "Frequently asked", Metadata: map[string]string{"source_url": "https://example.com/faq"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hits, err := idx.Query(ctx, []float32{1, 0.1, 0}, 2, index.Filter{"source_url": "https://example.com/install"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, h := range hits {
+		fmt.Printf("%s %.3f %q\n", h.ID, h.Score, h.Text)
+	}
+	removed, _ := idx.DeleteWhere(ctx, index.Filter{"source_url": "https://example.com/install"})
+	n, _ := idx.Count(ctx)
+	fmt.Println("removed", removed, "left", n)
+	// Output:
+	// install#0 0.995 "Install on Linux"
+	// install#1 0.856 "Install on Windows"
+	// removed 2 left 1
+}
+
+func ExampleMemory_SaveFile() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "index-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "vectors.snap")
+
+	idx := index.NewMemory(2)
+	_ = idx.Upsert(ctx, []index.Record{{ID: "a", Vector: []float32{1, 0}}, {ID: "b", Vector: []float32{0, 1}}})
+	if err := idx.SaveFile(ctx, path); err != nil {
+		log.Fatal(err)
+	}
+
+	restored, err := index.LoadFile(ctx, path) // after a restart
+	if err != nil {
+		log.Fatal(err)
+	}
+	n, _ := restored.Count(ctx)
+	fmt.Println(n, restored.Dimensions())
+	// Output: 2 2
+}
+
+func ExampleFilter_Match() {
+	f := index.Filter{"site": "docs", "lang": "en"}
+	fmt.Println(f.Match(map[string]string{"site": "docs", "lang": "en", "page": "1"}))
+	fmt.Println(f.Match(map[string]string{"site": "docs"}))
+	// Output:
+	// true
+	// false
+}
