@@ -14,6 +14,7 @@ type ConfigError struct {
 	Reason string // what is wrong and what to change
 }
 
+// Error implements error.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("embed: invalid config %s: %s", e.Field, e.Reason)
 }
@@ -27,6 +28,7 @@ type APIError struct {
 	Message string // error.message, or the start of the body when not JSON
 }
 
+// Error implements error.
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("embed: endpoint answered HTTP %d", e.Status)
 	if e.Type != "" || e.Code != "" {
@@ -52,6 +54,7 @@ type CountError struct {
 	Want, Got int
 }
 
+// Error implements error.
 func (e *CountError) Error() string {
 	return fmt.Sprintf("embed: endpoint returned %d vectors for %d inputs", e.Got, e.Want)
 }
@@ -63,6 +66,7 @@ type DimensionError struct {
 	Want, Got int
 }
 
+// Error implements error.
 func (e *DimensionError) Error() string {
 	return fmt.Sprintf("embed: vector %d has %d dimensions, want %d (check Model and Dimensions)", e.Index, e.Got, e.Want)
 }
@@ -75,6 +79,7 @@ type ResponseError struct {
 	Err    error // the underlying decoding error, if any
 }
 
+// Error implements error.
 func (e *ResponseError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("embed: invalid embeddings response: %s: %v", e.Reason, e.Err)
@@ -82,4 +87,5 @@ func (e *ResponseError) Error() string {
 	return "embed: invalid embeddings response: " + e.Reason
 }
 
+// Unwrap returns the underlying error.
 func (e *ResponseError) Unwrap() error { return e.Err }

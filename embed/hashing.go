@@ -70,6 +70,7 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 	return out, nil
 }
 
+// FNV-1a 64-bit parameters.
 const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211

@@ -1,11 +1,14 @@
 package index_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/recrawl/recrawl/index"
 )
@@ -68,4 +71,28 @@ func ExampleFilter_Match() {
 	// Output:
 	// true
 	// false
+}
+
+func ExampleReadSnapshot() {
+	ctx := context.Background()
+	idx := index.NewMemory(2)
+	_ = idx.Upsert(ctx, []index.Record{{ID: "a", Vector: []float32{1, 0}, Text: "alpha"}})
+
+	var buf bytes.Buffer // any io.Writer: a file, an object store upload, ...
+	if err := idx.WriteSnapshot(ctx, &buf); err != nil {
+		log.Fatal(err)
+	}
+	restored, err := index.ReadSnapshot(ctx, &buf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, ok, _ := restored.Get(ctx, "a")
+	fmt.Println(ok, r.Text, r.Vector)
+
+	_, err = index.ReadSnapshot(ctx, strings.NewReader("not a snapshot"))
+	var corrupt *index.CorruptError
+	fmt.Println(errors.As(err, &corrupt))
+	// Output:
+	// true alpha [1 0]
+	// true
 }

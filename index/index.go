@@ -80,6 +80,7 @@ type DimensionError struct {
 	Want, Got int
 }
 
+// Error implements error.
 func (e *DimensionError) Error() string {
 	what := "query vector"
 	if e.ID != "" {
@@ -95,6 +96,7 @@ type RecordError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *RecordError) Error() string {
 	if e.ID == "" {
 		return "index: " + e.Reason
@@ -112,6 +114,7 @@ type CorruptError struct {
 	Err    error // underlying error, e.g. io.ErrUnexpectedEOF
 }
 
+// Error implements error.
 func (e *CorruptError) Error() string {
 	where := "snapshot"
 	if e.Path != "" {
@@ -124,4 +127,5 @@ func (e *CorruptError) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error.
 func (e *CorruptError) Unwrap() error { return e.Err }
