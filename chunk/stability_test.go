@@ -179,7 +179,7 @@ func survival(old, new map[string]bool) float64 {
 
 func TestStabilityUnderEdits(t *testing.T) {
 	trials := 200
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		trials = 40
 	}
 	opts := chunk.Options{}

@@ -1,0 +1,6 @@
+//go:build race
+
+package chunk_test
+
+// raceEnabled shortens the slow measurements under the race detector.
+const raceEnabled = true
