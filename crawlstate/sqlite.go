@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -242,60 +243,103 @@ func (s *SQLite) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) erro
 	return nil
 }
 
-// discoveredTable is the per-connection scratch table UpsertDiscovered
-// loads a batch into, so the merge into pages is a few set-based statements.
-// It lives in the writer connection's temp schema and is empty between
-// calls.
-const discoveredTable = `
-CREATE TEMP TABLE IF NOT EXISTS discovered (
-	url          TEXT    NOT NULL PRIMARY KEY,
+// scratchTables are where UpsertDiscovered stages a batch, so that the
+// merge into pages is a few set-based statements. They live in the writer
+// connection's temp schema and are empty between calls.
+//
+// discovered_raw takes the batch as given, appended in sorted order.
+// discovered holds each URL once (its first entry) with its outcome,
+// decided against pages as they were before the call:
+//
+//	new      no row yet: inserted, due now
+//	seen     an existing row listed again
+//	bumped   a live row whose non-zero lastmod moved: due now
+//	revived  a gone row listed again (unless tombstones are kept): due now
+//
+// lastmod_moved marks an existing row whose stored lastmod must change
+// (a non-zero lastmod that differs; gone rows included).
+const scratchTables = `
+CREATE TEMP TABLE IF NOT EXISTS discovered_raw (
+	url          TEXT    NOT NULL,
 	original_url TEXT    NOT NULL,
-	lastmod      INTEGER NOT NULL,
-	outcome      TEXT    NOT NULL DEFAULT 'new' -- new | seen | bumped | revived
-) WITHOUT ROWID`
+	lastmod      INTEGER NOT NULL
+);
+CREATE TEMP TABLE IF NOT EXISTS discovered (
+	url           TEXT    NOT NULL PRIMARY KEY,
+	original_url  TEXT    NOT NULL,
+	lastmod       INTEGER NOT NULL,
+	outcome       TEXT    NOT NULL,
+	lastmod_moved INTEGER NOT NULL
+) WITHOUT ROWID;
+DELETE FROM discovered_raw;
+DELETE FROM discovered;`
 
-// classifySQL decides what rediscovery does to each existing row: a gone
-// row is revived (unless tombstones are kept); a live row whose non-zero
-// lastmod moved is bumped; anything else is just seen. Rows not in pages
-// stay 'new'.
+// loadRowsPerStatement is how many URLs one execution of the load
+// statement carries: fewer round trips through database/sql and cgo.
+const loadRowsPerStatement = 256
+
+// loadSQL returns the statement that appends n URLs to discovered_raw;
+// its arguments are url, original_url, lastmod for each.
+func loadSQL(n int) string {
+	return `INSERT INTO discovered_raw (url, original_url, lastmod) VALUES ` +
+		strings.Repeat("(?, ?, ?), ", n-1) + "(?, ?, ?)"
+}
+
+// classifySQL moves the batch to discovered, one row per URL (the first
+// entry wins: discovered_raw is read in insertion order), with its
+// outcome. The LEFT JOIN drives the loop from the batch.
 const classifySQL = `
-UPDATE discovered SET outcome = CASE
+INSERT OR IGNORE INTO discovered (url, original_url, lastmod, outcome, lastmod_moved)
+SELECT r.url, r.original_url, r.lastmod,
+	CASE
+		WHEN p.url IS NULL THEN 'new'
 		WHEN p.gone = 1 AND NOT :keep_tombstones THEN 'revived'
-		WHEN p.gone = 0 AND discovered.lastmod <> :zero
-		     AND discovered.lastmod <> p.sitemap_lastmod THEN 'bumped'
+		WHEN p.gone = 0 AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod THEN 'bumped'
 		ELSE 'seen'
-	END
-FROM pages AS p
-WHERE p.source = :source AND p.url = discovered.url`
+	END,
+	p.url IS NOT NULL AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod
+FROM discovered_raw AS r
+LEFT JOIN pages AS p ON p.source = :source AND p.url = r.url
+ORDER BY r.rowid`
 
-// mergeSQL applies the outcomes to existing rows. "Due now" is a zero
-// next_check. A revived row forgets its content hash and validators: its
-// records were deleted when it went gone, so its next fetch must be a full
-// one that counts as new.
-const mergeSQL = `
+// mergeSQL applies the outcomes to existing rows and inserts the new ones,
+// in this order. Every statement walks the scratch table and looks rows
+// up in pages (the IN (SELECT ...) form makes SQLite drive the loop from
+// the batch, so a small batch costs little however big pages is). Only
+// the statements for bumped and revived rows assign indexed columns, so
+// the common case (seen) leaves the due index alone. A revived row forgets
+// its content hash and validators: its records were deleted when it went
+// gone, so its next fetch must be a full one that counts as new. "Due now"
+// is a zero next_check.
+var mergeSQL = []struct{ name, sql string }{
+	{"mark seen", `
+UPDATE pages SET last_seen = :now, missing_runs = 0
+WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome <> 'new')`},
+	{"store lastmods", `
+UPDATE pages SET sitemap_lastmod = (SELECT lastmod FROM discovered AS d WHERE d.url = pages.url)
+WHERE source = :source AND url IN (SELECT url FROM discovered WHERE lastmod_moved)`},
+	{"bump", `
+UPDATE pages SET next_check = :zero
+WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'bumped')`},
+	{"revive", `
 UPDATE pages SET
-	last_seen       = :now,
-	missing_runs    = 0,
-	sitemap_lastmod = iif(d.lastmod = :zero, pages.sitemap_lastmod, d.lastmod),
-	next_check      = iif(d.outcome IN ('bumped', 'revived'), :zero, pages.next_check),
-	gone            = iif(d.outcome = 'revived', 0, pages.gone),
-	content_hash    = iif(d.outcome = 'revived', '', pages.content_hash),
-	etag            = iif(d.outcome = 'revived', '', pages.etag),
-	last_modified   = iif(d.outcome = 'revived', '', pages.last_modified)
-FROM discovered AS d
-WHERE pages.source = :source AND pages.url = d.url AND d.outcome <> 'new'`
-
-// insertSQL adds the new rows, due now.
-const insertSQL = `
+	gone          = 0,
+	next_check    = :zero,
+	content_hash  = '',
+	etag          = '',
+	last_modified = ''
+WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'revived')`},
+	{"insert new", `
 INSERT INTO pages (source, url, original_url, first_seen, last_seen,
 	last_fetched, next_check, sitemap_lastmod)
 SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod
-FROM discovered WHERE outcome = 'new'`
+FROM discovered WHERE outcome = 'new'`},
+}
 
 // UpsertDiscovered implements State. The whole batch is one transaction:
-// the URLs are loaded into a temporary table with one prepared statement
-// and merged into pages set-wise. A URL listed twice counts once; its first
-// entry wins.
+// the URLs are loaded, in sorted order, into a temporary table with one
+// prepared statement, and merged into pages set-wise. A URL listed twice
+// counts once; its first entry wins.
 func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []Discovered) (UpsertStats, error) {
 	const op = "upsert discovered"
 	var st UpsertStats
@@ -310,35 +354,22 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 	if len(urls) == 0 {
 		return st, ctx.Err()
 	}
-	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, discoveredTable); err != nil {
-			return fmt.Errorf("crawlstate: %s: create scratch table: %w", op, err)
-		}
-		// The scratch table is normally empty; a connection that died
-		// mid-call is the only way to find rows in it.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered`); err != nil {
-			return fmt.Errorf("crawlstate: %s: clear scratch table: %w", op, err)
-		}
-		load, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO discovered (url, original_url, lastmod) VALUES (?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("crawlstate: %s: prepare: %w", op, err)
-		}
-		defer load.Close()
-		// Executing without the caller's context avoids go-sqlite3's
-		// per-statement cancellation goroutine; ctx is checked every 4096
-		// rows instead (and the transaction itself is bound to it).
-		bg := context.Background()
-		for i, d := range urls {
-			if i%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return fmt.Errorf("crawlstate: %s: %w", op, err)
-				}
-			}
-			if _, err := load.ExecContext(bg, d.URL, d.OriginalURL, encTime(d.LastMod)); err != nil {
-				return fmt.Errorf("crawlstate: %s: load %q: %w", op, d.URL, err)
-			}
-		}
+	// Loading in key order appends to the B-trees instead of splitting
+	// pages all over them (about 3x faster for a large batch); the stable
+	// sort keeps the first of duplicate URLs first.
+	order := make([]int32, len(urls))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(urls[a].URL, urls[b].URL) })
 
+	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, scratchTables); err != nil {
+			return fmt.Errorf("crawlstate: %s: prepare scratch tables: %w", op, err)
+		}
+		if err := load(ctx, tx, urls, order); err != nil {
+			return fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
 		args := []any{
 			sql.Named("source", source),
 			sql.Named("now", encTime(now)),
@@ -348,6 +379,7 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		if _, err := tx.ExecContext(ctx, classifySQL, args...); err != nil {
 			return fmt.Errorf("crawlstate: %s: classify: %w", op, err)
 		}
+
 		rows, err := tx.QueryContext(ctx, `SELECT outcome, count(*) FROM discovered GROUP BY outcome`)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
@@ -375,14 +407,14 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
 		}
-		if _, err := tx.ExecContext(ctx, mergeSQL, args...); err != nil {
-			return fmt.Errorf("crawlstate: %s: update seen rows: %w", op, err)
+
+		for _, m := range mergeSQL {
+			if _, err := tx.ExecContext(ctx, m.sql, args...); err != nil {
+				return fmt.Errorf("crawlstate: %s: %s: %w", op, m.name, err)
+			}
 		}
-		if _, err := tx.ExecContext(ctx, insertSQL, args...); err != nil {
-			return fmt.Errorf("crawlstate: %s: insert new rows: %w", op, err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered`); err != nil {
-			return fmt.Errorf("crawlstate: %s: clear scratch table: %w", op, err)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered_raw; DELETE FROM discovered`); err != nil {
+			return fmt.Errorf("crawlstate: %s: clear scratch tables: %w", op, err)
 		}
 		return nil
 	})
@@ -390,6 +422,50 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		return UpsertStats{}, err
 	}
 	return st, nil
+}
+
+// load appends urls, in the given order, to discovered_raw: full
+// statements of loadRowsPerStatement URLs, then one for the rest.
+func load(ctx context.Context, tx *sql.Tx, urls []Discovered, order []int32) error {
+	full, err := tx.PrepareContext(ctx, loadSQL(loadRowsPerStatement))
+	if err != nil {
+		return fmt.Errorf("prepare load: %w", err)
+	}
+	defer full.Close()
+	args := make([]any, 0, 3*loadRowsPerStatement)
+	exec := func(stmt *sql.Stmt, batch []int32) error {
+		args = args[:0]
+		for _, i := range batch {
+			d := urls[i]
+			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod))
+		}
+		// Executing without the caller's context avoids go-sqlite3's
+		// per-statement cancellation goroutine; ctx is checked between
+		// statements instead (and the transaction itself is bound to it).
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := stmt.ExecContext(context.Background(), args...); err != nil {
+			return fmt.Errorf("load %d URLs from %q: %w", len(batch), urls[batch[0]].URL, err)
+		}
+		return nil
+	}
+	rest := order
+	for len(rest) >= loadRowsPerStatement {
+		if err := exec(full, rest[:loadRowsPerStatement]); err != nil {
+			return err
+		}
+		rest = rest[loadRowsPerStatement:]
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	tail, err := tx.PrepareContext(ctx, loadSQL(len(rest)))
+	if err != nil {
+		return fmt.Errorf("prepare load: %w", err)
+	}
+	defer tail.Close()
+	return exec(tail, rest)
 }
 
 // MarkMissing implements State with one UPDATE. A row reaching a multiple

@@ -21,7 +21,7 @@ import (
 
 var t0 = time.Date(2025, time.March, 1, 12, 0, 0, 0, time.UTC)
 
-func openFile(t *testing.T, path string, opts ...crawlstate.Option) *crawlstate.SQLite {
+func openFile(t testing.TB, path string, opts ...crawlstate.Option) *crawlstate.SQLite {
 	t.Helper()
 	s, err := crawlstate.OpenSQLite(path, opts...)
 	require.NoError(t, err)
@@ -310,4 +310,36 @@ func (c *cancelAfter) calls() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.got
+}
+
+// Batches are loaded in statements of a few hundred URLs; sizes around
+// those boundaries and duplicates far apart must still count exactly.
+func TestUpsertDiscoveredBatchSizes(t *testing.T) {
+	for _, n := range []int{1, 255, 256, 257, 600, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := openFile(t, ":memory:")
+			defer s.Close()
+			ctx := t.Context()
+			ds := make([]crawlstate.Discovered, n)
+			for i := range ds {
+				ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/%04d", n-i), OriginalURL: "first"}
+			}
+			// The first URL again at the end, with another original form.
+			ds = append(ds, crawlstate.Discovered{URL: ds[0].URL, OriginalURL: "second", LastMod: t0})
+			st, err := s.UpsertDiscovered(ctx, "docs", t0, ds)
+			require.NoError(t, err)
+			require.Equal(t, crawlstate.UpsertStats{New: n}, st)
+			total, _, err := s.Count(ctx, "docs")
+			require.NoError(t, err)
+			require.Equal(t, n, total)
+			r, err := s.Get(ctx, "docs", ds[0].URL)
+			require.NoError(t, err)
+			require.Equal(t, "first", r.OriginalURL, "the first entry of a duplicate wins")
+			require.True(t, r.SitemapLastMod.IsZero())
+
+			st, err = s.UpsertDiscovered(ctx, "docs", t0.Add(time.Hour), ds)
+			require.NoError(t, err)
+			require.Equal(t, crawlstate.UpsertStats{Seen: n}, st)
+		})
+	}
 }

@@ -17,7 +17,8 @@ import (
 	"time"
 )
 
-// Row is the state of one page of one source.
+// Row is the state of one page of one source. Its times round-trip to the
+// nanosecond (compare them with Equal); a zero time stays zero.
 type Row struct {
 	Source      string // the source (site) the row belongs to
 	URL         string // normalized URL: the page's identity within the source
@@ -51,10 +52,11 @@ type Discovered struct {
 	LastMod     time.Time // sitemap lastmod; zero when absent
 }
 
-// UpsertStats counts what UpsertDiscovered did.
+// UpsertStats counts what UpsertDiscovered did. Each distinct URL counts
+// once, as New or as Seen; Bumped and Revived are parts of Seen.
 type UpsertStats struct {
 	New     int // rows inserted
-	Seen    int // existing rows seen again
+	Seen    int // existing rows seen again (gone ones included)
 	Bumped  int // existing rows made due now because their lastmod moved
 	Revived int // gone rows brought back by rediscovery
 }
@@ -75,7 +77,8 @@ type Result struct {
 	At  time.Time // when the answer arrived
 
 	// Gone marks a 404 or 410: the row becomes a tombstone and leaves the
-	// due queue. Hash, validators and schedule fields are ignored.
+	// due queue. Hash, validators and schedule fields are ignored. A
+	// result that is not Gone clears a tombstone: the page answered.
 	Gone bool
 	// NotModified marks a 304 answer: the stored content hash is kept, and
 	// empty ETag/LastModified keep the stored validators.
@@ -134,18 +137,26 @@ type State interface {
 	// MissingRuns = 0; a row whose non-zero LastMod differs from the stored
 	// SitemapLastMod becomes due now; a gone row is revived (due now) unless
 	// Options.KeepTombstones.
+	//
+	// "Due now" means NextCheck is zero. A non-zero LastMod is stored; a
+	// zero one keeps the stored SitemapLastMod. A revived row forgets its
+	// content hash and validators, so its next fetch is unconditional and
+	// counts as new. A URL listed twice counts once. An empty source or
+	// URL is an error, and then nothing of the batch is stored.
 	UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []Discovered) (UpsertStats, error)
 
 	// MarkMissing adds one to MissingRuns of every row of source that is
 	// not gone and was not seen since runStart. A row whose MissingRuns
 	// reaches a multiple of threshold becomes due at now, so the origin can
 	// confirm the deletion with a fetch; absence alone never marks a row
-	// gone. It returns how many rows were counted missing.
+	// gone. It returns how many rows were counted missing. A row already
+	// due before now keeps its NextCheck; a threshold below 1 is an error.
 	MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error)
 
 	// Due returns up to limit rows of source that are not gone and whose
 	// NextCheck is at or before now, ordered by (NextCheck, URL), starting
 	// after the position after (the zero Key starts at the beginning).
+	// A limit below 1 is an error.
 	Due(ctx context.Context, source string, now time.Time, after Key, limit int) ([]Row, error)
 
 	// CountDue returns how many rows of source are due at now.
@@ -162,8 +173,8 @@ type State interface {
 	Count(ctx context.Context, source string) (total, gone int, err error)
 
 	// Record stores fetch results: LastFetched = At, Visits + 1 (not for
-	// Gone), Changes + 1 when Changed, Failures reset, and the fields the
-	// Result documents. All results are written in one transaction.
+	// Gone), Changes + 1 when Changed, Failures reset (LastError is kept
+	// for diagnosis), and the fields the Result documents. All results are written in one transaction.
 	// Results for unknown rows are an error that names the URL.
 	Record(ctx context.Context, source string, results []Result) error
 
@@ -173,9 +184,13 @@ type State interface {
 
 	// Lock takes the run lock of source for owner until now+ttl. It
 	// returns ErrRunInProgress while another owner holds an unexpired lock;
-	// an expired lock (a crashed holder) is taken over.
+	// an expired lock (a crashed holder) is taken over. The lock is held
+	// until, not including, now+ttl; the holder may Lock again to extend
+	// it. An empty source or owner, or a ttl <= 0, is an error.
 	Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error
-	// Refresh extends owner's lock to now+ttl, or returns ErrLockLost.
+	// Refresh extends owner's lock to now+ttl, or returns ErrLockLost when
+	// another owner took it or it was released. An expired lock nobody
+	// took is still owner's and is extended.
 	Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error
 	// Unlock releases owner's lock; releasing a lock not held is not an
 	// error.

@@ -812,10 +812,18 @@ func testLockRefresh(t *testing.T, open Opener) {
 	require.ErrorIs(t, s.Lock(ctx, src, "B", t0.Add(15*time.Minute), ttl), crawlstate.ErrRunInProgress)
 	require.NoError(t, s.Lock(ctx, src, "B", t0.Add(19*time.Minute), ttl))
 
+	// An expired lock that nobody took is still A's to refresh.
+	require.NoError(t, s.Unlock(ctx, src, "B"))
+	require.NoError(t, s.Lock(ctx, src, "A", t0.Add(20*time.Minute), ttl))
+	require.NoError(t, s.Refresh(ctx, src, "A", t0.Add(45*time.Minute), ttl))
+	require.ErrorIs(t, s.Lock(ctx, src, "B", t0.Add(50*time.Minute), ttl), crawlstate.ErrRunInProgress)
+	// Held until, not including, now+ttl.
+	require.NoError(t, s.Lock(ctx, src, "B", t0.Add(55*time.Minute), ttl))
+
 	require.ErrorIs(t, s.Refresh(ctx, src, "nobody", t0, ttl), crawlstate.ErrLockLost)
 	require.ErrorIs(t, s.Refresh(ctx, "never-locked", "A", t0, ttl), crawlstate.ErrLockLost)
 	require.NoError(t, s.Unlock(ctx, src, "B"))
-	require.ErrorIs(t, s.Refresh(ctx, src, "B", t0.Add(20*time.Minute), ttl), crawlstate.ErrLockLost,
+	require.ErrorIs(t, s.Refresh(ctx, src, "B", t0.Add(56*time.Minute), ttl), crawlstate.ErrLockLost,
 		"a released lock cannot be refreshed")
 }
 

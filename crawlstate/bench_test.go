@@ -1,0 +1,220 @@
+package crawlstate_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/crawlstate"
+)
+
+// cpuMeter reports the process CPU time per op (see processCPU) for the
+// timed part of a benchmark.
+type cpuMeter struct {
+	b       *testing.B
+	start   time.Duration
+	total   time.Duration
+	running bool
+}
+
+func meterCPU(b *testing.B) *cpuMeter { return &cpuMeter{b: b, start: processCPU(), running: true} }
+
+func (m *cpuMeter) stop() {
+	m.b.StopTimer()
+	m.total += processCPU() - m.start
+	m.running = false
+}
+
+func (m *cpuMeter) resume() {
+	m.start = processCPU()
+	m.running = true
+	m.b.StartTimer()
+}
+
+func (m *cpuMeter) report() {
+	if m.running {
+		m.total += processCPU() - m.start
+		m.running = false
+	}
+	if m.total > 0 {
+		m.b.ReportMetric(float64(m.total.Nanoseconds())/float64(m.b.N), "cpu-ns/op")
+	}
+}
+
+// discovered returns n URLs shaped like a documentation site's, each with
+// a sitemap lastmod, in an order unrelated to their sort order.
+func discovered(n int, lastmod time.Time) []crawlstate.Discovered {
+	ds := make([]crawlstate.Discovered, n)
+	for i := range ds {
+		k := (i * 7919) % n // a permutation when n is not a multiple of 7919
+		u := fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", k%500, k)
+		ds[i] = crawlstate.Discovered{URL: u, OriginalURL: u + "/", LastMod: lastmod.Add(time.Duration(k) * time.Second)}
+	}
+	return ds
+}
+
+// BenchmarkUpsertDiscovered measures one discovery run: every op is one
+// UpsertDiscovered call of the whole batch (one transaction).
+//
+//	new-*       all URLs are new (first run; a fresh database per op)
+//	reupsert-*  the same URLs again, nothing moved (the steady state)
+//	bump10-*    the same URLs with 10% of the lastmods moved
+func BenchmarkUpsertDiscovered(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("new-%dk", n/1000), func(b *testing.B) {
+			ds := discovered(n, t0)
+			b.ReportAllocs()
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				cpu.stop()
+				s := openFile(b, filepath.Join(b.TempDir(), fmt.Sprintf("state-%d.db", i)))
+				cpu.resume()
+				st, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+				cpu.stop()
+				require.NoError(b, err)
+				require.Equal(b, n, st.New)
+				require.NoError(b, s.Close())
+				cpu.resume()
+			}
+			cpu.report()
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+		})
+	}
+	for _, n := range []int{100_000} {
+		for _, bump := range []bool{false, true} {
+			name := fmt.Sprintf("reupsert-%dk", n/1000)
+			if bump {
+				name = fmt.Sprintf("bump10-%dk", n/1000)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+				defer s.Close()
+				ds := discovered(n, t0)
+				_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+				require.NoError(b, err)
+				b.ReportAllocs()
+				cpu := meterCPU(b)
+				for i := 0; b.Loop(); i++ {
+					if bump {
+						cpu.stop()
+						for j := i % 10; j < n; j += 10 {
+							ds[j].LastMod = ds[j].LastMod.Add(time.Hour)
+						}
+						cpu.resume()
+					}
+					st, err := s.UpsertDiscovered(b.Context(), "docs", t0.Add(time.Duration(i+1)*time.Hour), ds)
+					require.NoError(b, err)
+					require.Equal(b, n, st.Seen)
+					if bump {
+						require.Equal(b, n/10, st.Bumped)
+					}
+				}
+				cpu.report()
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+			})
+		}
+	}
+}
+
+// dueFixture builds a database of n rows whose NextCheck values spread
+// over n seconds after t0 (row k at t0+k s), so at t0+n/2 s half are due.
+func dueFixture(b *testing.B, n int) *crawlstate.SQLite {
+	b.Helper()
+	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+	ds := discovered(n, t0)
+	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+	require.NoError(b, err)
+	const batch = 20_000
+	for start := 0; start < n; start += batch {
+		rs := make([]crawlstate.Result, 0, batch)
+		for _, d := range ds[start:min(start+batch, n)] {
+			next := d.LastMod // t0 + k seconds, see discovered
+			rs = append(rs, crawlstate.Result{URL: d.URL, At: t0, Changed: true, ContentHash: "h",
+				ETag: `"etag"`, Interval: 24 * time.Hour, NextCheck: next})
+		}
+		require.NoError(b, s.Record(b.Context(), "docs", rs))
+	}
+	// Another source of the same size shares the table and index.
+	_, err = s.UpsertDiscovered(b.Context(), "blog", t0, ds)
+	require.NoError(b, err)
+	return s
+}
+
+// BenchmarkDue measures the due-queue query on a table of 1M rows per
+// source (2M in all), half of them due: the first page of 500 and a page
+// starting deep in the queue.
+func BenchmarkDue(b *testing.B) {
+	const n = 1_000_000
+	s := dueFixture(b, n)
+	defer s.Close()
+	now := t0.Add(n / 2 * time.Second)
+	for _, tc := range []struct {
+		name  string
+		after crawlstate.Key
+	}{
+		{"first-page-500", crawlstate.Key{}},
+		{"deep-page-500", crawlstate.Key{NextCheck: t0.Add(450_000 * time.Second)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := meterCPU(b)
+			for b.Loop() {
+				rows, err := s.Due(b.Context(), "docs", now, tc.after, 500)
+				require.NoError(b, err)
+				require.Len(b, rows, 500)
+			}
+			cpu.report()
+		})
+	}
+	b.Run("count-due", func(b *testing.B) {
+		cpu := meterCPU(b)
+		for b.Loop() {
+			c, err := s.CountDue(b.Context(), "docs", now)
+			require.NoError(b, err)
+			require.Equal(b, n/2+1, c)
+		}
+		cpu.report()
+	})
+	b.Run("mark-missing", func(b *testing.B) {
+		// Nothing was seen since runStart: every live row is counted.
+		cpu := meterCPU(b)
+		for i := 0; b.Loop(); i++ {
+			runStart := t0.Add(time.Duration(i+1) * time.Hour)
+			c, err := s.MarkMissing(b.Context(), "docs", runStart, runStart, 3)
+			require.NoError(b, err)
+			require.Equal(b, n, c)
+		}
+		cpu.report()
+	})
+}
+
+// BenchmarkRecord measures storing fetch results: one transaction per
+// batch, so the per-result cost falls with the batch size.
+func BenchmarkRecord(b *testing.B) {
+	const n = 10_000
+	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+	defer s.Close()
+	ds := discovered(n, t0)
+	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+	require.NoError(b, err)
+	for _, size := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch-%d", size), func(b *testing.B) {
+			b.ReportAllocs()
+			rs := make([]crawlstate.Result, size)
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				for j := range rs {
+					at := t0.Add(time.Duration(i) * time.Second)
+					rs[j] = crawlstate.Result{URL: ds[(i*size+j)%n].URL, At: at, NotModified: true,
+						Interval: time.Hour, NextCheck: at.Add(time.Hour)}
+				}
+				require.NoError(b, s.Record(b.Context(), "docs", rs))
+			}
+			cpu.report()
+			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds(), "results/s")
+		})
+	}
+}

@@ -1,0 +1,24 @@
+package statetest_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
+)
+
+// An implementation's test file runs the suite with an Opener that makes
+// a fresh, empty State with the requested policies for every subtest.
+func ExampleRun() {
+	testConformance := func(t *testing.T) {
+		statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
+			s, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.db"), crawlstate.WithOptions(opts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		})
+	}
+	_ = testConformance // in a _test.go file: func TestConformance(t *testing.T) { ... }
+}
