@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"strings"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -71,14 +70,10 @@ func absolutizeLinks(root *html.Node, base *url.URL) {
 		if !isElement(n, atom.A) || !hasAttr(n, "href") {
 			return true
 		}
-		href := strings.TrimSpace(strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(attr(n, "href")))
-		ref, err := url.Parse(href)
-		if href == "" || err != nil {
-			removeAttr(n, "href")
-			return true
-		}
-		u := base.ResolveReference(ref)
+		u, ok := resolveRef(base, attr(n, "href"))
 		switch {
+		case !ok:
+			removeAttr(n, "href")
 		case isHTTP(u), u.Scheme == "mailto" && u.Opaque != "":
 			setAttr(n, "href", u.String())
 		default:

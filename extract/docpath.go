@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"mime"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -28,8 +29,9 @@ const maxComponent = 120
 //   - A directory-like URL ("/", "/docs/") maps to index.<ext>; a literal
 //     last segment "index" is written "%69ndex" so it cannot collide.
 //   - A query string is hashed into the name ("~q" and 16 hex digits of
-//     the SHA-256 of the query with its parameters sorted), so URLs that
-//     differ only in their query never collide.
+//     the SHA-256 of the query with its parameters ordered by name), so
+//     URLs that differ only in their query never collide, while reordered
+//     parameters give the same name.
 //   - Segments are percent-decoded, then every byte outside A-Z a-z 0-9
 //     "-", "_" and "." is percent-encoded again, so no segment can contain
 //     a separator, and "." and ".." segments are encoded too: the result
@@ -168,17 +170,20 @@ func bound(s string, reserve int) string {
 	return s[:cut] + "~h" + shortHash(s)
 }
 
-// normalizedQuery returns u's query with parameters sorted, or "" when
-// there is none.
+// normalizedQuery returns u's raw query with its parameters ordered by
+// name (parameters of the same name keep their order), or "" when there is
+// none. Parameters are compared as written, so "x" and "x=" differ.
 func normalizedQuery(u *url.URL) string {
 	if u.RawQuery == "" {
 		return ""
 	}
-	v, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return u.RawQuery
-	}
-	return v.Encode()
+	params := strings.Split(u.RawQuery, "&")
+	sort.SliceStable(params, func(i, j int) bool {
+		ki, _, _ := strings.Cut(params[i], "=")
+		kj, _, _ := strings.Cut(params[j], "=")
+		return ki < kj
+	})
+	return strings.Join(params, "&")
 }
 
 func shortHash(s string) string {

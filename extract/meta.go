@@ -18,10 +18,8 @@ func baseURL(doc *html.Node, page *url.URL) *url.URL {
 			return false
 		}
 		if isElement(n, atom.Base) && hasAttr(n, "href") {
-			if ref, err := url.Parse(strings.TrimSpace(attr(n, "href"))); err == nil {
-				if u := page.ResolveReference(ref); isHTTP(u) {
-					base = u
-				}
+			if u, ok := resolveRef(page, attr(n, "href")); ok && isHTTP(u) {
+				base = u
 			}
 			// Only the first <base href> counts, usable or not.
 			if base == nil {
@@ -41,22 +39,31 @@ func baseURL(doc *html.Node, page *url.URL) *url.URL {
 // absolute http(s) URL without fragment; ok is false for other schemes,
 // unparsable targets and empty ones.
 func resolve(base *url.URL, href string) (string, bool) {
-	href = strings.TrimSpace(href)
-	if href == "" {
-		return "", false
-	}
-	// Browsers drop tabs and newlines inside URLs.
-	href = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(href)
-	ref, err := url.Parse(href)
-	if err != nil {
-		return "", false
-	}
-	u := base.ResolveReference(ref)
-	if !isHTTP(u) {
+	u, ok := resolveRef(base, href)
+	if !ok || !isHTTP(u) {
 		return "", false
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), true
+}
+
+// stripTabsNewlines removes what browsers remove from a URL before
+// parsing it: tabs and newlines anywhere.
+var stripTabsNewlines = strings.NewReplacer("\t", "", "\n", "", "\r", "")
+
+// resolveRef parses href as a browser does (surrounding white space
+// trimmed, tabs and newlines removed) and resolves it against base; ok is
+// false for an empty or unparsable href.
+func resolveRef(base *url.URL, href string) (*url.URL, bool) {
+	href = strings.TrimSpace(stripTabsNewlines.Replace(href))
+	if href == "" {
+		return nil, false
+	}
+	ref, err := url.Parse(href)
+	if err != nil {
+		return nil, false
+	}
+	return base.ResolveReference(ref), true
 }
 
 // links lists every <a href> target of the page, resolved, http(s) only,

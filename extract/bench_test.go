@@ -1,0 +1,67 @@
+package extract_test
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/recrawl/recrawl/extract"
+)
+
+// BenchmarkFromHTML measures whole pages: a documentation page and real
+// articles of the benchmark corpus of about 20 KB, 200 KB and 1.4 MB.
+func BenchmarkFromHTML(b *testing.B) {
+	docs, err := os.ReadFile(filepath.Join("testdata", "golden", "docusaurus.html"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		body []byte
+		url  string
+	}{
+		{"docusaurus-22KB", docs, "https://harborqueue.dev/docs/configuration"},
+		{"article-21KB", corpusPage(b, "c00962aabe7bdd1fca78f5360ea7fa93cd7674863b05157e00827506a7aa58c4"), "https://example.com/article"},
+		{"article-198KB", corpusPage(b, "c582d3b772578e8feaa3cfd8f5ae8100bb6f0bc66048204a9a398395841c1164"), "https://example.com/article"},
+		{"article-1.4MB", corpusPage(b, "d605bdef2cde7308a9f2fbd1484d4a9c3da0167177245d346da61e455f42208d"), "https://example.com/article"},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := extract.FromHTML(tc.body, tc.url); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
+}
+
+func BenchmarkDocPath(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		extract.DocPath("https://docs.example.com/guides/getting-started/install?lang=en&v=2", "text/html; charset=utf-8")
+	}
+}
+
+func corpusPage(tb testing.TB, id string) []byte {
+	tb.Helper()
+	f, err := os.Open(filepath.Join("testdata", "benchmark", "html", id+".html.gz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return body
+}
