@@ -52,18 +52,19 @@ func workBudget(n int) int { return 32*n + 1<<20 }
 // measured in goldmark v1.8.7:
 //
 //   - nesting: every line is matched against every open container;
-//   - link destinations: each "](" scans forward to a space or unbalanced
-//     ")" (to ">" for "](<"), and the scan is repeated for every "](" of a
-//     line that never closes;
+//   - inline links: each "](" reads a destination, then a title that may
+//     run over several lines, then ")"; when that fails, the same text is
+//     read again from the next "](";
 //   - label lookups: every "]" that is not a complete inline link copies
 //     its label by walking the paragraph's lines back from the last one, and
 //     each "]" rescans the "[" openers still pending;
 //   - reference definitions: a run of them is spliced out of the paragraph
 //     one at a time.
 //
-// The line pass (checkLines) covers the first two before goldmark runs; the
-// paragraph pass (Transform, a goldmark ParagraphTransformer) sees each
-// paragraph's exact lines before its inlines are parsed and covers the rest.
+// The line pass (checkLines) covers nesting, and inline links within a
+// line (as in headings), before goldmark runs; the paragraph pass
+// (Transform, a goldmark ParagraphTransformer) sees each paragraph's exact
+// lines before its inlines are parsed and covers the rest.
 // The guard's own work is bounded by the budget, so it is linear.
 type guard struct {
 	budget int
@@ -83,11 +84,11 @@ func (g *guard) fail(line int, what string) {
 	}
 }
 
-// checkLines is the line pass: container nesting, and link destination
-// scans, which never cross a line. Lines of top-level fenced code blocks
-// are skipped: goldmark reads them as code, whatever they contain.
+// checkLines is the line pass: container nesting, and the inline links of
+// each line taken alone. It reads every line, code included: it
+// cannot know for sure where goldmark's code blocks are, and ordinary code
+// costs it little.
 func (g *guard) checkLines(src []byte) error {
-	var fence []byte // the opening fence of a top-level fenced code block
 	lineNo := 0
 	for start := 0; start < len(src); {
 		end := bytes.IndexByte(src[start:], '\n')
@@ -97,27 +98,17 @@ func (g *guard) checkLines(src []byte) error {
 			end += start
 		}
 		line := src[start:end]
+		lineStart := start
 		start = end + 1
 		lineNo++
 
 		indent, markers, rest := containerPrefix(line)
-		if fence != nil {
-			if markers == 0 && indent <= 3 && closesFence(rest, fence) {
-				fence = nil
-			}
-			continue
-		}
-		if markers == 0 && indent <= 1 {
-			if f := openingFence(rest); f != nil {
-				fence = f
-				continue
-			}
-		}
 		if depth := markers + indent/2; markers > 0 && depth > MaxNesting {
 			g.fail(lineNo, fmt.Sprintf("blockquotes and lists nested %d deep, more than MaxNesting (%d)", depth, MaxNesting))
 			return g.err
 		}
-		cost, _ := inlineCost(rest, g.budget-g.spent, 0, nil)
+		restStart := lineStart + len(line) - len(rest)
+		cost, _ := inlineCost(src, restStart, end, end, g.budget-g.spent, 0, nil)
 		g.spent += cost
 		if g.spent > g.budget {
 			g.fail(lineNo, "too many unclosed links or brackets")
@@ -127,14 +118,16 @@ func (g *guard) checkLines(src []byte) error {
 	return nil
 }
 
-// inlineCost estimates the inline parsing work of one line: destination
-// scans and rescans of pending "[" openers. openers is the number of openers
-// left pending by earlier lines of the same block; the count left by this
-// line is returned. The "]" that will trigger a label lookup are added to
-// *lookups when lookups is not nil. Counting stops past limit.
-func inlineCost(line []byte, limit, openers int, lookups *int) (cost, pending int) {
-	for i := 0; i < len(line) && cost <= limit; i++ {
-		switch line[i] {
+// inlineCost estimates the inline parsing work of the line src[start:stop]
+// of a block whose text ends at end: the reads after each "](" (see
+// linkTail) and the rescans of pending "[" openers. openers is the number
+// of openers left pending by earlier lines of the block; the count left by
+// this line is returned. Each "]" that does not complete an inline link
+// triggers a label lookup and is counted into *lookups when lookups is not
+// nil. Counting stops past limit.
+func inlineCost(src []byte, start, stop, end, limit, openers int, lookups *int) (cost, pending int) {
+	for i := start; i < stop && cost <= limit; i++ {
+		switch src[i] {
 		case '\\':
 			i++
 		case '[':
@@ -144,13 +137,13 @@ func inlineCost(line []byte, limit, openers int, lookups *int) (cost, pending in
 			if openers > 0 {
 				openers--
 			}
-			closed := false
-			if i+1 < len(line) && line[i+1] == '(' {
+			ok := false
+			if i+1 < stop && src[i+1] == '(' {
 				var n int
-				n, closed = destinationScan(line, i+2, limit-cost)
+				n, ok = linkTail(src, i+2, end, limit-cost)
 				cost += 4 * n
 			}
-			if !closed && lookups != nil {
+			if !ok && lookups != nil {
 				*lookups++
 			}
 		}
@@ -178,13 +171,16 @@ func (paragraphGuard) Transform(node *ast.Paragraph, reader text.Reader, pc pars
 	if g.err == nil {
 		src := reader.Source()
 		n := lines.Len()
+		end := 0
+		if n > 0 {
+			end = lines.At(n - 1).Stop
+		}
 		openers := 0
 		for i := 0; i < n && g.spent <= g.budget; i++ {
 			seg := lines.At(i)
-			line := src[seg.Start:seg.Stop]
 			lookups := 0
 			var cost int
-			cost, openers = inlineCost(line, g.budget-g.spent, openers, &lookups)
+			cost, openers = inlineCost(src, seg.Start, seg.Stop, end, g.budget-g.spent, openers, &lookups)
 			// Each lookup walks back from the paragraph's last line to this one.
 			g.spent += cost + lookups*(n-i)
 		}
@@ -246,64 +242,77 @@ func skipOneSpace(line []byte, i int) int {
 	return i
 }
 
-// openingFence returns the fence that opens a fenced code block, or nil.
-func openingFence(rest []byte) []byte {
-	if len(rest) < 3 || (rest[0] != '`' && rest[0] != '~') {
-		return nil
+// linkTail follows goldmark's inline link parser from src[pos], just after
+// a "](", through the destination, an optional title and the closing ")",
+// within a block whose text ends at end. It returns how many bytes that
+// reads and whether the link completes; when unsure it reports false, which
+// overestimates the work. It never reads more than limit bytes.
+func linkTail(src []byte, pos, end, limit int) (int, bool) {
+	end = min(end, len(src), pos+max(limit, 0))
+	j := pos
+	skipSpaces := func() { // like goldmark, this crosses lines
+		for j < end && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+			j++
+		}
 	}
-	n := 0
-	for n < len(rest) && rest[n] == rest[0] {
-		n++
+	skipSpaces()
+	if j < end && src[j] == ')' {
+		return j + 1 - pos, true // empty destination
 	}
-	if n < 3 || (rest[0] == '`' && bytes.IndexByte(rest[n:], '`') >= 0) {
-		return nil
-	}
-	return rest[:n]
-}
-
-// closesFence reports whether a line's content closes the given fence.
-func closesFence(rest, fence []byte) bool {
-	n := 0
-	for n < len(rest) && rest[n] == fence[0] {
-		n++
-	}
-	return n >= len(fence) && len(bytes.TrimSpace(rest[n:])) == 0
-}
-
-// destinationScan returns how far goldmark's link destination parser reads
-// from rest[j] and whether it stops before the end of the line. It never
-// reads more than limit bytes.
-func destinationScan(rest []byte, j, limit int) (int, bool) {
-	start := j
-	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t') {
-		j++
-	}
-	if j < len(rest) && rest[j] == '<' {
-		for k := j + 1; k < len(rest) && k-start < limit; k++ {
-			switch rest[k] {
+	// The destination never crosses a line.
+	if j < end && src[j] == '<' {
+		k := j + 1
+		for ; k < end && src[k] != '>' && src[k] != '\n'; k++ {
+			if src[k] == '\\' {
+				k++
+			}
+		}
+		if k >= end || src[k] != '>' {
+			return k - pos, false
+		}
+		j = k + 1
+	} else {
+		k, open := j, 0
+	destination:
+		for ; k < end; k++ {
+			switch src[k] {
 			case '\\':
 				k++
-			case '>':
-				return k - start, true
+			case '(':
+				open++
+			case ')':
+				open--
+				if open < 0 {
+					break destination
+				}
+			case ' ', '\t', '\r', '\n':
+				break destination
 			}
 		}
-		return len(rest) - start, false
-	}
-	open := 0
-	for k := j; k < len(rest) && k-start < limit; k++ {
-		switch rest[k] {
-		case '\\':
-			k++
-		case '(':
-			open++
-		case ')':
-			open--
-			if open < 0 {
-				return k - start, true
-			}
-		case ' ', '\t', '\r':
-			return k - start, true
+		if k == j {
+			return k - pos, false
 		}
+		j = min(k, end)
 	}
-	return len(rest) - start, false
+	skipSpaces()
+	if j < end && (src[j] == '"' || src[j] == '\'' || src[j] == '(') {
+		opener, closer := src[j], src[j]
+		if opener == '(' {
+			closer = ')'
+		}
+		k := j + 1
+		for ; k < end && src[k] != closer; k++ {
+			if src[k] == '\\' {
+				k++
+			} else if src[k] == opener {
+				return k - pos, false
+			}
+		}
+		if k >= end {
+			return end - pos, false
+		}
+		j = k + 1
+		skipSpaces()
+	}
+	return j - pos, j < end && src[j] == ')'
 }

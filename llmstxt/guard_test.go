@@ -98,6 +98,10 @@ func TestTooComplex(t *testing.T) {
 		{"label lookups in one paragraph", "# T\n\na\n" + strings.Repeat("[ab]:b\n", mib/7)},
 		{"brackets then closers", "# T\n\n" + strings.Repeat("[", mib/2) + strings.Repeat("]", mib/2) + "\n"},
 		{"empty definitions", "# T\n\n" + strings.Repeat("[x]:\n", mib/5)},
+		{"unclosed titles across lines", "# T\n\n" + strings.Repeat("[a](b \"\n", mib/8)},
+		{"unclosed parenthesised titles", "# T\n\n" + strings.Repeat("[a](b (\n", mib/8)},
+		{"titles without closing parenthesis", "# T\n\n" + strings.Repeat("[a](b \"x\" \n", mib/12)},
+		{"unclosed image titles", "# T\n\n" + strings.Repeat("a ![b](c '\n", mib/11)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +115,7 @@ func TestTooComplex(t *testing.T) {
 }
 
 func TestLargeOrdinaryDocumentsPass(t *testing.T) {
-	var list, para, defs, code, oneLine strings.Builder
+	var list, para, defs, code, titled, oneLine strings.Builder
 	list.WriteString("# Big list\n\n## Docs\n\n")
 	for i := range 20000 {
 		fmt.Fprintf(&list, "- [Page %d [beta]](/docs/page-%d.md): [Legacy] description of page %d\n", i, i, i)
@@ -133,6 +137,11 @@ func TestLargeOrdinaryDocumentsPass(t *testing.T) {
 		fmt.Fprintf(&code, "x[%d] = f[%d](g[%d]) // [not](a link)\n", i, i, i)
 	}
 	code.WriteString("```\n\n## Docs\n- [Real](/real)\n")
+	titled.WriteString("# Titled links\n\n")
+	for i := range 3000 {
+		fmt.Fprintf(&titled, "[Read %d](/r/%d \"Read page %d\")\n", i, i, i)
+	}
+	titled.WriteString("[Split](/split\n\"title on the next line\")\n")
 	oneLine.WriteString("# One line\n\n")
 	for i := range 20000 {
 		fmt.Fprintf(&oneLine, "[%d](/l/%d)", i, i)
@@ -149,6 +158,7 @@ func TestLargeOrdinaryDocumentsPass(t *testing.T) {
 		{"2000 reference links", defs.String(), 2000},
 		{"20000-line code block", code.String(), 1},
 		{"20000 links on one line", oneLine.String(), 20000},
+		{"3000-line paragraph of titled links", titled.String(), 3001},
 		{"nesting at the limit", "# T\n\n" + strings.Repeat("> ", llmstxt.MaxNesting) + "[deep](/deep)\n", 1},
 		{"list stairs within the limit", stairs(llmstxt.MaxNesting / 2), 1},
 	}
