@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -29,9 +28,12 @@ var landmarkRoles = map[string]bool{
 	"menu": true, "menubar": true, "dialog": true, "alertdialog": true,
 }
 
-// consentPattern matches the id or class of cookie and consent banners,
+// consentWords appear in the id or class of cookie and consent banners,
 // including those of the common consent-management platforms.
-var consentPattern = regexp.MustCompile(`(?i)cookie|consent|gdpr|onetrust|didomi|usercentrics|truste|osano|iubenda|termly|qc-cmp|sp_message_container|cmp-container|cmp-banner`)
+var consentWords = []string{
+	"cookie", "consent", "gdpr", "onetrust", "didomi", "usercentrics", "truste",
+	"osano", "iubenda", "termly", "qc-cmp", "sp_message_container", "cmp-container", "cmp-banner",
+}
 
 // consentMaxText bounds the text of an element taken for a consent banner,
 // so that an article merely classed "cookies" is never dropped.
@@ -130,7 +132,18 @@ func isConsentBanner(n *html.Node, st nodeStat) bool {
 	if st.text > consentMaxText || st.holdsContent {
 		return false
 	}
-	return consentPattern.MatchString(attr(n, "id") + " " + attr(n, "class") + " " + attr(n, "aria-label"))
+	for _, a := range n.Attr {
+		if a.Key != "id" && a.Key != "class" && a.Key != "aria-label" {
+			continue
+		}
+		v := strings.ToLower(a.Val)
+		for _, w := range consentWords {
+			if strings.Contains(v, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nodeStat summarises an element's subtree.

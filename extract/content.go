@@ -3,7 +3,6 @@ package extract
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 
@@ -33,7 +32,7 @@ var markdown = converter.NewConverter(converter.WithPlugins(
 	),
 ))
 
-var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+var discard = slog.New(slog.DiscardHandler)
 
 // readableMarkdown removes boilerplate from doc, lets Readability choose
 // the main content and converts it to Markdown. doc is modified.

@@ -13,10 +13,12 @@
 //     read as UTF-8 when it is valid UTF-8 and as windows-1252 otherwise.
 //  3. Title, canonical URL, language, description and every link are read
 //     from the whole page, resolved against <base href> or the page URL.
-//  4. A page whose text is evidently rendered in the browser (an empty app
-//     root such as <div id="root"></div> plus scripts, or a <noscript>
-//     asking to enable JavaScript, with little other text) fails with
-//     ErrScriptRendered.
+//  4. A page whose text is evidently rendered in the browser fails with
+//     ErrScriptRendered: it runs scripts and has no visible text at all, or
+//     it has little text (under 100 words) and an empty application root
+//     such as <div id="root"></div> or a <noscript> asking to enable
+//     JavaScript. A long page that merely carries such a <noscript> (for
+//     comments, say) or an analytics pixel is extracted as usual.
 //  5. Boilerplate is removed (scripts, styles, forms, navigation, page
 //     header and footer, sidebars, cookie and consent banners, hidden
 //     elements, heading permalinks, images), code blocks are normalised to

@@ -38,8 +38,8 @@ const maxComponent = 120
 //     never escapes its root. Dot segments in the URL path are resolved
 //     first and empty segments dropped. Components longer than 120 bytes
 //     are cut and suffixed with "~h" and a hash of the whole component.
-//   - The scheme, port-less default, user info and fragment are not part
-//     of the path; the host is lower-cased and its port kept.
+//   - The scheme, user info and fragment are not part of the path; the host
+//     is lower-cased and keeps its port ("example.com%3A8080").
 //
 // An unparsable URL or one without a host maps to "~invalid/~h<hash>.<ext>".
 func DocPath(pageURL, contentType string) string {

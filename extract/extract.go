@@ -15,9 +15,10 @@ const DefaultMaxBytes = 5 << 20
 
 var (
 	// ErrScriptRendered means the page's content is rendered by client-side
-	// JavaScript: the HTML holds an empty application root or a <noscript>
-	// request to enable JavaScript, and little text of its own. Fetch the
-	// page with a rendering back end, or leave it out of the source.
+	// JavaScript: the HTML runs scripts and holds no text, or little text
+	// beside an empty application root or a <noscript> request to enable
+	// JavaScript. Fetch the page with a rendering back end, or leave it out
+	// of the source.
 	ErrScriptRendered = errors.New("extract: page content is rendered by client-side JavaScript; the HTML holds no readable text")
 
 	// ErrEmpty means the page has no readable text once boilerplate is
@@ -39,6 +40,7 @@ type TooLargeError struct {
 	Size, Limit int
 }
 
+// Error says how large the input was and how to get past the cap.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("extract: HTML input is %d bytes, above the %d-byte cap; raise Options.MaxBytes or cap the fetch size", e.Size, e.Limit)
 }
@@ -46,7 +48,9 @@ func (e *TooLargeError) Error() string {
 // Document is what FromHTML extracts from one page.
 type Document struct {
 	// Title is the page title: the <title> element, else the og:title
-	// meta property, else the first <h1>; whitespace collapsed.
+	// meta property, else the first <h1>; whitespace collapsed. <title>
+	// comes first because nearly every page has one and it is the name
+	// browsers and search results show (site suffix included).
 	Title string
 	// Markdown is the readable main content as CommonMark with pipe
 	// tables and fenced code blocks; links in it are absolute.
@@ -72,8 +76,10 @@ type Options struct {
 	// charset parameter overrides any <meta> declaration in the page (a
 	// byte order mark overrides both).
 	ContentType string
-	// MaxBytes caps the HTML input size; 0 means DefaultMaxBytes. Larger
-	// input fails with *TooLargeError.
+	// MaxBytes caps the HTML input size; zero or less means
+	// DefaultMaxBytes. Larger input fails with *TooLargeError before it is
+	// parsed: the Markdown converter cannot be interrupted, so the size of
+	// its input is what bounds its time.
 	MaxBytes int
 }
 
@@ -83,8 +89,12 @@ type Options struct {
 // order mark or the page's <meta> declaration.
 //
 // Errors: *TooLargeError for input above DefaultMaxBytes, ErrPageURL for a
-// bad pageURL, ErrScriptRendered for a page rendered by JavaScript, ErrEmpty
-// for a page without readable text. FromHTML is safe for concurrent use.
+// bad pageURL, ErrMalformed for HTML the parser gives up on,
+// ErrScriptRendered for a page rendered by JavaScript, ErrEmpty for a page
+// without readable text. With the last two the returned Document still
+// carries the page's title, canonical URL, links and other metadata (but no
+// Markdown), so a crawler can follow the links of a rejected page; with the
+// others it is empty. FromHTML is safe for concurrent use.
 func FromHTML(body []byte, pageURL string) (Document, error) {
 	return FromHTMLWithOptions(body, pageURL, Options{})
 }

@@ -218,6 +218,7 @@ func TestScriptRenderedDetection(t *testing.T) {
 		{"root with a loading message", page(bundle, `<div id="root"><p>Loading…</p></div>`), extract.ErrScriptRendered},
 		{"noscript asks for JavaScript", page(bundle, `<noscript>You need to enable JavaScript to run this app.</noscript><div id="main"></div>`), extract.ErrScriptRendered},
 		{"inline script only", page("", `<div id="root"></div><script>render(document.getElementById("root"))</script>`), extract.ErrScriptRendered},
+		{"no text at all, unknown mount point", page(bundle, `<div id="dashboard-container" class="shell"></div>`), extract.ErrScriptRendered},
 		{"empty root without any script is just empty", page("", `<div id="root"></div>`), extract.ErrEmpty},
 		{"JSON-LD is not a script", page(`<script type="application/ld+json">{"@type":"WebPage"}</script>`, `<div id="root"></div>`), extract.ErrEmpty},
 		{"server-rendered root", page(bundle, `<div id="root"><article><h1>Caching</h1>`+para+para+`</article></div>`), nil},

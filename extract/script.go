@@ -31,9 +31,10 @@ var appRootTags = map[string]bool{"app-root": true}
 var enableJS = regexp.MustCompile(`(?i)javascript|\bjs\b`)
 
 // scriptRendered reports whether the page's content is evidently rendered
-// by client-side JavaScript: it loads scripts, has fewer than
-// scriptShellWords words of visible text, and either mounts into an empty
-// application root or carries a <noscript> asking to enable JavaScript.
+// by client-side JavaScript: it runs scripts and either has no visible text
+// at all, or has fewer than scriptShellWords words of it and mounts into an
+// empty application root or carries a <noscript> asking to enable
+// JavaScript.
 func scriptRendered(doc *html.Node) bool {
 	body := find(doc, atom.Body)
 	if body == nil {
@@ -63,10 +64,11 @@ func scriptRendered(doc *html.Node) bool {
 		}
 		return true
 	})
-	if !scripts || !(emptyRoot || noscriptJS) {
+	if !scripts {
 		return false
 	}
-	return len(strings.Fields(visibleText(body))) < scriptShellWords
+	words := len(strings.Fields(visibleText(body)))
+	return words == 0 || (emptyRoot || noscriptJS) && words < scriptShellWords
 }
 
 // isCode reports whether a <script> element holds or loads code, as
