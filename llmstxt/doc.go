@@ -35,8 +35,10 @@
 //
 // File.Pages flattens all of this into the list of pages to fetch.
 //
-// Parse guards against hostile input before goldmark sees it: a size cap
-// (ErrTooLarge), binary or UTF-16 bodies (ErrBinary), and structures that
-// would make the Markdown parser superlinear, such as deep nesting or
-// thousands of unclosed link destinations on one line (ErrTooComplex).
+// Parse guards against hostile input: a size cap (ErrTooLarge), binary,
+// gzip or UTF-16 bodies (ErrBinary), and structures that would make
+// goldmark superlinear, such as deep nesting, unclosed links and link titles
+// repeated across a long paragraph, or long runs of reference definitions
+// (ErrTooComplex). A linear cost estimate decides, before and while goldmark
+// parses; ordinary files, however large, stay far below it.
 package llmstxt

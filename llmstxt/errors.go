@@ -10,7 +10,7 @@ var (
 	// gzip data, or UTF-16.
 	ErrBinary = errors.New("llmstxt: document is not text")
 	// ErrTooComplex means the document's structure would make parsing
-	// superlinear (see MaxNesting and Parser).
+	// superlinear (see MaxNesting and the package documentation).
 	ErrTooComplex = errors.New("llmstxt: document too complex to parse safely")
 	// ErrNoTitle means the document has no top-level H1 heading, so it is
 	// not an llms.txt file.

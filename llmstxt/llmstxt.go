@@ -57,7 +57,8 @@ type Link struct {
 // Parser parses llms.txt documents with configurable limits. The zero value
 // is ready to use; a Parser is safe for concurrent use.
 type Parser struct {
-	// MaxBytes is the largest document accepted; 0 means DefaultMaxBytes.
+	// MaxBytes is the largest document accepted, in bytes; 0 or less
+	// means DefaultMaxBytes.
 	MaxBytes int
 }
 
