@@ -19,6 +19,32 @@ type Page struct {
 	Visits int
 	// Changes counts fetches before this one that found a real change.
 	Changes int
+
+	// The fields below are the observation statistics of the rate
+	// estimators. Observe maintains them; a caller stores them with the row
+	// and hands them back unchanged. Zero values are valid (a page without
+	// history).
+
+	// LastChanged is when the content last changed as far as is known: the
+	// Last-Modified of the fetch that found the change when that value is
+	// consistent with it, otherwise that fetch's time.
+	LastChanged time.Time
+	// Elapsed is the sum of the intervals between consecutive fetches
+	// (Visits-1 of them).
+	Elapsed time.Duration
+	// Recent holds the latest checks, oldest first, at most
+	// DefaultWindow of them. Observe never modifies a Recent slice it was
+	// given; it returns a new one.
+	Recent []Check
+	// LastModified is the origin's Last-Modified from the latest fetch;
+	// zero when the origin sent none.
+	LastModified time.Time
+	// ChangeRate is the change rate Estimate derived from these
+	// statistics, cached by Observe; zero before the first fetch.
+	ChangeRate Rate
+	// Weight is the page's importance in the freshness objective; zero
+	// (or a negative or non-finite value) means DefaultWeight.
+	Weight float64
 }
 
 // Observation is the outcome of one fetch.
@@ -31,6 +57,10 @@ type Observation struct {
 	// Changed is true when the content differs from the stored copy after
 	// volatile blocks were stripped. A 304 is never a change.
 	Changed bool
+	// LastModified is the Last-Modified the origin sent with this fetch
+	// (for a 304, the stored value); zero when there is none. Observe uses
+	// it only when it agrees with Changed.
+	LastModified time.Time
 }
 
 // Scheduler chooses revisit intervals. Implementations must be safe for

@@ -1,0 +1,190 @@
+package schedule
+
+import (
+	"math"
+	"time"
+)
+
+// Estimate returns the change rate of p from its statistics, bounded by
+// DefaultLimits. It prefers, in order:
+//
+//   - the Last-Modified estimator (EstimateLastModified) over Recent, when
+//     every check there had a consistent Last-Modified, there are at least
+//     DefaultLastModifiedChecks of them and at least one found a change;
+//   - the maximum-likelihood estimator for irregular intervals
+//     (EstimateIrregular) over Recent;
+//   - the estimator for regular intervals (EstimateRegular) from Visits,
+//     Changes and Elapsed, for a page stored without a window;
+//   - the prior, ln 2 / DefaultExploreStart, for a page without checks.
+func Estimate(p Page) Rate {
+	if len(p.Recent) > 0 {
+		n, x, total := 0, 0, time.Duration(0)
+		for _, c := range p.Recent {
+			if c.Modified <= 0 || c.Elapsed <= 0 {
+				n = -1
+				break
+			}
+			n++
+			if c.Changed {
+				x++
+			}
+			total += c.Modified
+		}
+		if n >= DefaultLastModifiedChecks && x > 0 {
+			return EstimateLastModified(n, x, total, DefaultLimits)
+		}
+		return EstimateIrregular(p.Recent, DefaultLimits)
+	}
+	if p.Visits > 1 && p.Elapsed > 0 {
+		n := p.Visits - 1
+		return EstimateRegular(n, p.Changes, p.Elapsed/time.Duration(n), DefaultLimits)
+	}
+	return EstimateIrregular(nil, DefaultLimits)
+}
+
+// EstimateRegular is Cho and Garcia-Molina's estimator for checks at a
+// regular interval: n checks, x of which found a change,
+//
+//	λ̂ = −ln((n − x + 0.5) / (n + 0.5)) / interval.
+//
+// The halves keep it finite when every check found a change. The result is
+// bounded by lim (zero fields take DefaultLimits); x is clamped to [0, n].
+func EstimateRegular(n, x int, interval time.Duration, lim Limits) Rate {
+	lim = lim.orDefault()
+	if interval <= 0 {
+		return lim.Max
+	}
+	n = max(n, 0)
+	x = min(max(x, 0), n)
+	r := -math.Log((float64(n-x)+0.5)/(float64(n)+0.5)) / days(interval)
+	return lim.Clamp(Rate(r))
+}
+
+// EstimateLastModified is Cho and Garcia-Molina's estimator for an origin
+// whose Last-Modified is reliable ("Estimating frequency of change", 2003):
+// n checks, x of which found a change, and total, the sum over the checks
+// of the time from the last modification to the fetch for a check that
+// found a change and of the interval for one that did not (the sum of
+// Check.Modified). With that information the naive estimate x/total is
+// already consistent; the bias-reduced form used here is
+//
+//	λ̂ = ((x − 1) − x / (n·ln(1 − x/n))) / total.
+//
+// The result is bounded by lim (zero fields take DefaultLimits).
+func EstimateLastModified(n, x int, total time.Duration, lim Limits) Rate {
+	lim = lim.orDefault()
+	n = max(n, 0)
+	x = min(max(x, 0), n)
+	if x == 0 {
+		return lim.Min
+	}
+	if total <= 0 {
+		return lim.Max
+	}
+	corr := 0.0 // x/(n ln(1-x/n)) → 0 as x → n
+	if x < n {
+		p := float64(x) / float64(n)
+		corr = p / math.Log1p(-p)
+	}
+	return lim.Clamp(Rate((float64(x) - 1 - corr) / days(total)))
+}
+
+// EstimateIrregular is the maximum-likelihood change rate from checks at
+// irregular intervals. A check of length t that found a change has
+// likelihood 1 − e^(−λt), one that did not e^(−λt), so the estimate solves
+//
+//	Σ_changed t / (e^(λt) − 1) = Σ_unchanged t.
+//
+// The sums are smoothed with one pseudo-check of each kind whose length is
+// the mean observed interval (DefaultExploreStart when there are none),
+// which keeps the root finite when every check, or none, found a change.
+// The root is found by safeguarded Newton iteration on ln λ (bisection
+// when a step leaves the bracket) and bounded by lim (zero fields take
+// DefaultLimits). Checks with Elapsed <= 0 are ignored.
+func EstimateIrregular(checks []Check, lim Limits) Rate {
+	lim = lim.orDefault()
+	var (
+		n, x       int
+		sumC, sumU float64
+	)
+	for _, c := range checks {
+		if c.Elapsed <= 0 {
+			continue
+		}
+		t := days(c.Elapsed)
+		n++
+		if c.Changed {
+			x++
+			sumC += t
+		} else {
+			sumU += t
+		}
+	}
+	mean := days(DefaultExploreStart)
+	if n > 0 {
+		mean = (sumC + sumU) / float64(n)
+	}
+	target := sumU + mean // Σ_unchanged t, with the pseudo-check
+	// phi(λ) = Σ_changed t/(e^(λt)−1) − target is decreasing in λ.
+	phi := func(lam float64) (v, dv float64) {
+		add := func(t float64) {
+			y := lam * t
+			var e, em float64 // e^y and e^y − 1
+			if y < 0.5 {
+				em = math.Expm1(y)
+				e = em + 1
+			} else {
+				e = math.Exp(y)
+				em = e - 1
+			}
+			if math.IsInf(e, 1) {
+				return // both terms vanish
+			}
+			v += t / em
+			// d/dλ t/(e^(λt)−1) = −t² e^(λt)/(e^(λt)−1)²
+			dv -= t * t * e / (em * em)
+		}
+		add(mean)
+		for _, c := range checks {
+			if c.Elapsed > 0 && c.Changed {
+				add(days(c.Elapsed))
+			}
+		}
+		return v - target, dv
+	}
+	lo, hi := math.Log(float64(lim.Min)), math.Log(float64(lim.Max))
+	if v, _ := phi(float64(lim.Min)); !(v > 0) {
+		return lim.Min
+	}
+	if v, _ := phi(float64(lim.Max)); !(v < 0) {
+		return lim.Max
+	}
+	// Exact for equal intervals: ln((n+2)/(n−x+1)) / mean.
+	z := math.Log(math.Log(float64(n+2)/float64(n-x+1)) / mean)
+	if !(z > lo && z < hi) {
+		z = (lo + hi) / 2
+	}
+	for range 100 {
+		lam := math.Exp(z)
+		v, dv := phi(lam)
+		if v == 0 {
+			break
+		}
+		if v > 0 {
+			lo = z
+		} else {
+			hi = z
+		}
+		step := -v / (lam * dv) // Newton on z = ln λ: dφ/dz = λ·dφ/dλ
+		next := z + step
+		if !(next > lo && next < hi) {
+			next = (lo + hi) / 2
+		}
+		if math.Abs(next-z) < 1e-10 || hi-lo < 1e-10 {
+			z = next
+			break
+		}
+		z = next
+	}
+	return lim.Clamp(Rate(math.Exp(z)))
+}

@@ -1,0 +1,307 @@
+package schedule
+
+import (
+	"math"
+	"time"
+)
+
+// Optimal spends a fetch budget where it buys the most freshness (Cho and
+// Garcia-Molina, "Synchronizing a database to improve freshness", 2000).
+// With change rates λᵢ and importance weights wᵢ it chooses revisit rates
+// fᵢ that maximise Σ wᵢ·F(λᵢ, fᵢ) subject to Σ fᵢ = Budget (see
+// Freshness). At the optimum every page's marginal freshness equals one
+// price, the Lagrange multiplier μ:
+//
+//	wᵢ·∂F/∂f(λᵢ, fᵢ) = μ,  i.e.  1 − (1 + r)e^(−r) = μλᵢ/wᵢ with r = λᵢ/fᵢ.
+//
+// A page with μλᵢ/wᵢ >= 1 (it changes faster than the budget can follow)
+// has optimal rate zero; such pages, and every other, are kept between
+// Every(Max) and Every(Min), so a page is still looked at every Max and a
+// deletion or a shift in its rate is noticed.
+//
+// The optimum depends on the other pages only through μ. Plan finds μ for
+// the whole site at the start of a run; Next then needs only μ and the
+// page's own statistics, so it is a per-page computation that agrees with
+// the plan. Set Multiplier from the latest Plan:
+//
+//	opt.Multiplier = opt.Plan(inputs).Multiplier
+//
+// A new page's estimate starts from a prior (see Estimate) and sharpens with
+// every check. While it has fewer than ExploreChecks checks, a page the plan
+// would leave at the floor is instead put on the exploration schedule
+// (interval ExploreFactor/λ̂, the most informative check), so that a page is
+// not abandoned as changing too fast on the strength of one or two checks.
+//
+// Optimal is a value; it is safe for concurrent use. Zero fields take the
+// defaults in defaults.go.
+type Optimal struct {
+	// Budget is the fetch rate for all pages together, in fetches per day.
+	// Plan solves for it; when it is zero Plan evaluates the rates at
+	// Multiplier instead.
+	Budget Rate
+	// Multiplier is μ, the price of one fetch per day in units of weighted
+	// freshness, normally copied from the latest Plan. Zero means
+	// DefaultMultiplier.
+	Multiplier float64
+	// Min and Max bound every interval (defaults DefaultMinInterval and
+	// DefaultMaxInterval). Max is the floor visit of pages not worth
+	// following.
+	Min, Max time.Duration
+	// ExploreChecks is how many checks a new page spends on the
+	// exploration schedule (default DefaultExploreChecks; negative: none).
+	ExploreChecks int
+}
+
+// PlanInput is one page as Plan sees it.
+type PlanInput struct {
+	// ChangeRate is the page's change rate λ, usually Page.ChangeRate.
+	// Values outside DefaultLimits are clamped.
+	ChangeRate Rate
+	// Weight is the page's importance; zero means DefaultWeight.
+	Weight float64
+	// Fixed, when positive and finite, is a rate the page is fetched at
+	// whatever the plan says (a page still on the exploration schedule):
+	// it counts against the budget and is returned unchanged.
+	Fixed Rate
+}
+
+// Input returns the PlanInput of p: its estimated rate and weight, and for
+// a page on the exploration schedule its exploration rate as Fixed.
+func (o Optimal) Input(p Page) PlanInput {
+	o = o.withDefaults()
+	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight}
+	if !(in.ChangeRate > 0) {
+		in.ChangeRate = Estimate(p)
+	}
+	if checks(p) < o.ExploreChecks && o.Revisit(in.ChangeRate, in.Weight) <= Every(o.Max) {
+		in.Fixed = Every(o.explore(in.ChangeRate))
+	}
+	return in
+}
+
+// explore returns the exploration interval for estimate lam.
+func (o Optimal) explore(lam Rate) time.Duration {
+	return clampInterval(scale(DefaultLimits.Clamp(lam).Interval(), ExploreFactor), o.Min, o.Max)
+}
+
+func fixedRate(in PlanInput) (float64, bool) {
+	f := float64(in.Fixed)
+	return f, f > 0 && !math.IsInf(f, 1)
+}
+
+// Plan is the optimal allocation of a budget.
+type Plan struct {
+	// Multiplier is μ, to be copied into Optimal.Multiplier.
+	Multiplier float64
+	// Rates holds the revisit rate of every input page, in input order.
+	Rates []Rate
+	// Total is Σ Rates. It equals the budget unless the budget is below
+	// every page at Every(Max) (all pages get that floor) or above every
+	// page at Every(Min) (all get that cap).
+	Total Rate
+}
+
+// Interval returns the revisit interval of input page i.
+func (p Plan) Interval(i int) time.Duration { return p.Rates[i].Interval() }
+
+func (o Optimal) withDefaults() Optimal {
+	if o.Min <= 0 {
+		o.Min = DefaultMinInterval
+	}
+	if o.Max <= 0 {
+		o.Max = DefaultMaxInterval
+	}
+	if o.Max < o.Min {
+		o.Max = o.Min
+	}
+	switch {
+	case math.IsInf(o.Multiplier, 1):
+		o.Multiplier = math.MaxFloat64
+	case !(o.Multiplier > 0):
+		o.Multiplier = DefaultMultiplier
+	}
+	if o.ExploreChecks == 0 {
+		o.ExploreChecks = DefaultExploreChecks
+	}
+	return o
+}
+
+// bounds returns the rate bounds fmin = Every(Max), fmax = Every(Min).
+func (o Optimal) bounds() (fmin, fmax float64) {
+	return float64(Every(o.Max)), float64(Every(o.Min))
+}
+
+// rate is the optimal revisit rate at ln μ = lnMu for a page with change
+// rate lam and ln(λ/w) = lnK, clamped to [fmin, fmax], and d ln f / d ln μ
+// (zero when clamped).
+func (t *invTable) rate(lam, lnK, lnMu, fmin, fmax float64) (f, dlnf float64) {
+	lz := lnMu + lnK
+	if !(lz < 0) {
+		return fmin, 0 // marginal gain at f → 0 is below μ
+	}
+	r, slope := t.inv(lz)
+	f = lam / r
+	switch {
+	case !(f > fmin):
+		return fmin, 0
+	case f >= fmax:
+		return fmax, 0
+	}
+	return f, -slope
+}
+
+// Revisit returns the optimal revisit rate, at o.Multiplier, of a page with
+// change rate lambda and importance weight, within [Every(Max), Every(Min)].
+func (o Optimal) Revisit(lambda Rate, weight float64) Rate {
+	o = o.withDefaults()
+	fmin, fmax := o.bounds()
+	lam := float64(DefaultLimits.Clamp(lambda))
+	f, _ := tables().rate(lam, math.Log(lam/weightOf(weight)), math.Log(o.Multiplier), fmin, fmax)
+	return Rate(f)
+}
+
+// Plan solves the budget problem for pages: it finds the multiplier μ at
+// which the optimal rates, plus the Fixed rates, add up to Budget and
+// returns μ with every page's rate. With Budget zero it returns the rates
+// at Multiplier.
+//
+// The search is a safeguarded Newton iteration on ln μ (bisection when a
+// step leaves the bracket), warm-started from Multiplier; each iteration is
+// one O(n) pass with a table lookup per page, so re-planning with the
+// previous μ takes a few passes.
+func (o Optimal) Plan(pages []PlanInput) Plan {
+	o = o.withDefaults()
+	n := len(pages)
+	plan := Plan{Multiplier: o.Multiplier, Rates: make([]Rate, n)}
+	if n == 0 {
+		return plan
+	}
+	fmin, fmax := o.bounds()
+	t := tables()
+	budget := float64(o.Budget)
+	// The free pages' λ and ln(λ/w), and where their rates go.
+	lam := make([]float64, 0, 2*n)
+	slot := make([]int32, 0, n)
+	for i, p := range pages {
+		if f, ok := fixedRate(p); ok {
+			plan.Rates[i] = p.Fixed
+			budget -= f
+			continue
+		}
+		l := float64(DefaultLimits.Clamp(p.ChangeRate))
+		lam = append(lam, l, math.Log(l/weightOf(p.Weight)))
+		slot = append(slot, int32(i))
+	}
+	free := float64(len(slot))
+	// eval writes every free page's rate at ln μ and returns their sum and
+	// its derivative with respect to ln μ.
+	last := math.NaN() // the ln μ of the rates in plan.Rates
+	eval := func(lnMu float64) (sum, dsum float64) {
+		last = lnMu
+		for j, i := range slot {
+			f, d := t.rate(lam[2*j], lam[2*j+1], lnMu, fmin, fmax)
+			plan.Rates[i] = Rate(f)
+			sum += f
+			dsum += f * d
+		}
+		return sum, dsum
+	}
+	lnMu := math.Log(o.Multiplier)
+	switch {
+	case o.Budget == 0 || math.IsNaN(budget) || free == 0:
+		// price mode: rates at the given multiplier
+	case !(budget > fmin*free):
+		lnMu = math.Log(math.MaxFloat64) // every page at the floor
+	case budget >= fmax*free:
+		lnMu = math.Log(math.SmallestNonzeroFloat64) // every page at the cap
+	default:
+		lnMu = solveMultiplier(eval, budget, lnMu)
+	}
+	if plan.Multiplier = math.Exp(lnMu); lnMu != last {
+		eval(lnMu)
+	}
+	var total float64
+	for _, f := range plan.Rates {
+		total += float64(f)
+	}
+	plan.Total = Rate(total)
+	return plan
+}
+
+// solveMultiplier finds x = ln μ with eval(x) = budget; eval is decreasing
+// in x and returns the derivative as its second value.
+func solveMultiplier(eval func(float64) (float64, float64), budget, x float64) float64 {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	expand := 1.0
+	prev := math.Inf(1)
+	for range 300 {
+		s, d := eval(x)
+		diff := s - budget
+		if math.Abs(diff) <= 1e-10*budget {
+			return x
+		}
+		if diff > 0 {
+			lo = x // too many fetches: raise the price
+		} else {
+			hi = x
+		}
+		if hi-lo <= 1e-13*(1+math.Abs(x)) {
+			return x
+		}
+		next := math.NaN()
+		if d < 0 && math.Abs(diff) < prev/2 || d < 0 && math.IsInf(prev, 1) {
+			next = x - diff/d
+		}
+		prev = math.Abs(diff)
+		if !(next > lo && next < hi) {
+			switch {
+			case math.IsInf(hi, 1):
+				next = lo + expand
+				expand *= 2
+			case math.IsInf(lo, -1):
+				next = hi - expand
+				expand *= 2
+			default:
+				next = lo + (hi-lo)/2
+				prev = math.Inf(1) // let Newton try again from the midpoint
+			}
+		}
+		x = next
+	}
+	return x
+}
+
+// Next implements Scheduler: it folds obs into the page's statistics
+// (Observe) and returns the interval of Revisit at the page's estimated
+// rate, or the exploration interval if that is shorter and the page is
+// still exploring and at the floor; always within [Min, Max].
+func (o Optimal) Next(p Page, obs Observation) time.Duration {
+	return o.withDefaults().next(Observe(p, obs))
+}
+
+// next is Next for a page whose statistics already include the fetch; o
+// has its defaults.
+func (o Optimal) next(q Page) time.Duration {
+	iv := clampInterval(o.Revisit(q.ChangeRate, q.Weight).Interval(), o.Min, o.Max)
+	if iv >= o.Max && checks(q) < o.ExploreChecks {
+		iv = min(iv, o.explore(q.ChangeRate))
+	}
+	return iv
+}
+
+// scale multiplies d by k, saturating.
+func scale(d time.Duration, k float64) time.Duration { return toDuration(float64(d) * k) }
+
+// toDuration converts nanoseconds to a Duration, saturating at both ends
+// (NaN becomes 0).
+func toDuration(v float64) time.Duration {
+	switch {
+	case v >= float64(maxDuration):
+		return maxDuration
+	case v <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(v):
+		return 0
+	}
+	return time.Duration(v)
+}

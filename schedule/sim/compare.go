@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// Compare runs every policy on seeds worlds (cfg with Seed, Seed+1, ...)
+// and returns each policy's mean result, in the order of makers. The first
+// policy is the reference: it runs unconstrained, and every other policy
+// gets its fetch count as budget, spread evenly over the horizon (fetches
+// divided by Days+1, since the token bucket starts with one day's budget),
+// so no policy can spend more than the reference did.
+func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
+	if len(makers) == 0 {
+		return nil, fmt.Errorf("sim: no policies to compare")
+	}
+	seeds = max(seeds, 1)
+	sums := make([]Result, len(makers))
+	for i := range seeds {
+		c := cfg
+		c.Seed = cfg.Seed + uint64(i)
+		w, err := NewWorld(c)
+		if err != nil {
+			return nil, err
+		}
+		ref := Run(w, makers[0](), 0)
+		budget := schedule.Rate(ref.Fetches / float64(w.cfg.Days+1))
+		add(&sums[0], ref)
+		for j, m := range makers[1:] {
+			add(&sums[j+1], Run(w, m(), budget))
+		}
+	}
+	for i := range sums {
+		scaleResult(&sums[i], 1/float64(seeds))
+	}
+	return sums, nil
+}
+
+func add(sum *Result, r Result) {
+	min := sum.VolatileMinInterval
+	if sum.Policy == "" || (r.VolatileMinInterval > 0 && r.VolatileMinInterval < min) || min == 0 {
+		min = r.VolatileMinInterval
+	}
+	sum.Policy = r.Policy
+	sum.Budget += r.Budget
+	sum.Freshness += r.Freshness
+	sum.MeanAge += r.MeanAge
+	sum.P95Age += r.P95Age
+	sum.DetectionLatency += r.DetectionLatency
+	sum.Fetches += r.Fetches
+	sum.Wasted += r.Wasted
+	sum.Alerts += r.Alerts
+	sum.Deletions += r.Deletions
+	sum.DeletionsNoticed += r.DeletionsNoticed
+	sum.DeletionLatency += r.DeletionLatency
+	sum.VolatilePages += r.VolatilePages
+	sum.VolatileAlerts += r.VolatileAlerts
+	sum.VolatileInterval += r.VolatileInterval
+	sum.VolatileMinInterval = min
+	if sum.Classes == nil {
+		sum.Classes = make([]ClassResult, len(r.Classes))
+	}
+	for i, c := range r.Classes {
+		s := &sum.Classes[i]
+		s.Name = c.Name
+		s.Share += c.Share
+		s.Freshness += c.Freshness
+		s.Fetches += c.Fetches
+		s.Rate += c.Rate
+		s.Estimated += c.Estimated
+		s.Interval += c.Interval
+	}
+}
+
+// scaleResult turns a sum into a mean; the smallest interval stays the
+// smallest over all worlds.
+func scaleResult(r *Result, k float64) {
+	d := func(x time.Duration) time.Duration { return time.Duration(float64(x) * k) }
+	r.Budget *= schedule.Rate(k)
+	r.Freshness *= k
+	r.MeanAge = d(r.MeanAge)
+	r.P95Age = d(r.P95Age)
+	r.DetectionLatency = d(r.DetectionLatency)
+	r.Fetches *= k
+	r.Wasted *= k
+	r.Alerts *= k
+	r.Deletions *= k
+	r.DeletionsNoticed *= k
+	r.DeletionLatency = d(r.DeletionLatency)
+	r.VolatilePages *= k
+	r.VolatileAlerts *= k
+	r.VolatileInterval = d(r.VolatileInterval)
+	for i := range r.Classes {
+		c := &r.Classes[i]
+		c.Share *= k
+		c.Freshness *= k
+		c.Fetches *= k
+		c.Rate *= k
+		c.Estimated *= k
+		c.Interval = d(c.Interval)
+	}
+}
+
+// WriteClasses prints, for every result, the per-class breakdown:
+// share of pages, freshness, share of fetches, true and estimated rate and
+// the mean interval.
+func WriteClasses(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy	class	pages	fresh	fetches	rate/day	estimate/day	interval h	")
+	for _, r := range results {
+		for _, c := range r.Classes {
+			share := 0.0
+			if r.Fetches > 0 {
+				share = c.Fetches / r.Fetches
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.4f\t%.1f%%\t%.4f\t%.4f\t%.1f\t\n",
+				r.Policy, c.Name, 100*c.Share, c.Freshness, 100*share, c.Rate, c.Estimated, c.Interval.Hours())
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteTable prints results as an aligned text table. Ages and latencies
+// are in hours; the volatile columns appear when some result has volatile
+// pages.
+func WriteTable(w io.Writer, results []Result) error {
+	volatile := false
+	for _, r := range results {
+		volatile = volatile || r.VolatilePages > 0
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "policy\tfresh\tvs ref\tage h\tp95 age h\tdetect h\tfetches\tbudget/day\twasted\talerts\tdeleted\tnoticed\tdel. lat. h\t"
+	if volatile {
+		head += "volatile alerts\tvolatile iv h\tvolatile min iv h\t"
+	}
+	fmt.Fprintln(tw, head)
+	h := func(d time.Duration) string { return fmt.Sprintf("%.1f", d.Hours()) }
+	for _, r := range results {
+		rel := "—"
+		if len(results) > 0 && results[0].Freshness > 0 {
+			rel = fmt.Sprintf("%+.1f%%", 100*(r.Freshness/results[0].Freshness-1))
+		}
+		budget := "none"
+		if r.Budget > 0 {
+			budget = fmt.Sprintf("%.0f", float64(r.Budget))
+		}
+		line := fmt.Sprintf("%s\t%.4f\t%s\t%s\t%s\t%s\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t",
+			r.Policy, r.Freshness, rel, h(r.MeanAge), h(r.P95Age), h(r.DetectionLatency),
+			r.Fetches, budget, r.Wasted, r.Alerts, r.Deletions, r.DeletionsNoticed, h(r.DeletionLatency))
+		if volatile {
+			line += fmt.Sprintf("%.0f\t%s\t%s\t", r.VolatileAlerts, h(r.VolatileInterval), h(r.VolatileMinInterval))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// Class is a share of a mix's pages and how their content changes.
+type Class struct {
+	// Name labels the class in reports.
+	Name string
+	// Share is the fraction of pages in the class; a mix's shares are
+	// normalised to sum to 1.
+	Share float64
+	// Rate is the content change rate (changes per day); 0 is a page whose
+	// content never changes.
+	Rate schedule.Rate
+	// Sigma, when positive, makes each page's rate log-normal: the rate is
+	// Rate·e^(Sigma·Z) with Z standard normal.
+	Sigma float64
+	// Volatile pages carry markup that changes on every fetch (a build
+	// stamp, a request id) while their content stays the same: the
+	// fingerprint must see no change.
+	Volatile bool
+}
+
+// Mix is a population of pages.
+type Mix struct {
+	// Name is the mix's short name (A, B, C).
+	Name string
+	// Classes partition the pages.
+	Classes []Class
+	// ReliableLastModified is the fraction of non-volatile pages whose
+	// origin sends a Last-Modified equal to the time of the last content
+	// change. Volatile pages send the fetch time (a dynamic page); the rest
+	// send none.
+	ReliableLastModified float64
+}
+
+// MixA is a realistic mix of fixed rates: 23% of pages change daily, 15%
+// every 4 days, 16% every 15 days, 16% every 60 days, 30% yearly.
+var MixA = Mix{
+	Name: "A",
+	Classes: []Class{
+		{Name: "daily", Share: 0.23, Rate: 1},
+		{Name: "4 days", Share: 0.15, Rate: 1.0 / 4},
+		{Name: "15 days", Share: 0.16, Rate: 1.0 / 15},
+		{Name: "60 days", Share: 0.16, Rate: 1.0 / 60},
+		{Name: "yearly", Share: 0.30, Rate: 1.0 / 365},
+	},
+	ReliableLastModified: 0.4,
+}
+
+// MixB is half static pages; the other half change about once a month,
+// log-normally spread (σ = 1: the middle two thirds between once in 11
+// days and once in 82 days).
+var MixB = Mix{
+	Name: "B",
+	Classes: []Class{
+		{Name: "static", Share: 0.5},
+		{Name: "~30 days", Share: 0.5, Rate: 1.0 / 30, Sigma: 1},
+	},
+	ReliableLastModified: 0.4,
+}
+
+// MixC is MixA (97%) plus 2% of pages whose volatile markup changes on
+// every fetch while their content never does, and 1% that change hourly.
+var MixC = Mix{
+	Name: "C",
+	Classes: append(scaled(MixA.Classes, 0.97),
+		Class{Name: "volatile markup", Share: 0.02, Volatile: true},
+		Class{Name: "hourly", Share: 0.01, Rate: 24},
+	),
+	ReliableLastModified: 0.4,
+}
+
+func scaled(cs []Class, k float64) []Class {
+	out := make([]Class, len(cs))
+	for i, c := range cs {
+		c.Share *= k
+		out[i] = c
+	}
+	return out
+}
+
+// MixByName returns MixA, MixB or MixC by name (case-insensitive).
+func MixByName(name string) (Mix, error) {
+	switch strings.ToUpper(strings.TrimSpace(name)) {
+	case "A":
+		return MixA, nil
+	case "B":
+		return MixB, nil
+	case "C":
+		return MixC, nil
+	}
+	return Mix{}, fmt.Errorf("sim: unknown mix %q: use A, B or C", name)
+}

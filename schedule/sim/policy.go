@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// Known is a page as the simulated crawler knows it. It is a handle into
+// the running simulation, valid during the call it is passed to.
+type Known struct{ p *state }
+
+// Page returns the crawler's statistics of the page (read-only).
+func (k Known) Page() *schedule.Page { return &k.p.sched }
+
+// Due returns when the page is next due.
+func (k Known) Due() time.Time { return Epoch.Add(k.p.due) }
+
+// TrueRate returns the page's real content change rate: for oracles only.
+func (k Known) TrueRate() schedule.Rate { return k.p.t.rate }
+
+// Policy is a scheduling strategy under test. The simulator calls Plan at
+// the start of every crawler run, Priority when more pages are due than the
+// run may fetch, and Advance after every fetch. A Policy value serves one
+// simulation at a time.
+type Policy interface {
+	// Name labels the policy in reports.
+	Name() string
+	// Plan prepares a run at now. budget is the fetch budget per day (0:
+	// unconstrained); pages are the live pages the crawler knows.
+	Plan(now time.Time, budget schedule.Rate, pages []Known)
+	// Priority ranks a due page: higher is fetched first.
+	Priority(k Known, now time.Time) float64
+	// Advance returns the page after obs, as schedule.Advance does: the
+	// statistics updated and Interval set to the time until the page is
+	// due again (k.Page() is the state before obs).
+	Advance(k Known, obs schedule.Observation) schedule.Page
+}
+
+// Maker returns a fresh Policy.
+type Maker func() Policy
+
+// overdue ranks by how long a page has been due: the oldest first.
+func overdue(k Known, now time.Time) float64 { return float64(now.Sub(k.Due())) }
+
+// scheduled adapts a fixed schedule.Scheduler that ranks by age.
+type scheduled struct {
+	name string
+	s    schedule.Scheduler
+}
+
+func (s scheduled) Name() string                            { return s.name }
+func (s scheduled) Plan(time.Time, schedule.Rate, []Known)  {}
+func (s scheduled) Priority(k Known, now time.Time) float64 { return overdue(k, now) }
+func (s scheduled) Advance(k Known, o schedule.Observation) schedule.Page {
+	return schedule.Advance(s.s, *k.Page(), o)
+}
+
+// Halving is the seeds' baseline, schedule.DefaultHalving; due pages are
+// taken oldest first.
+func Halving() Policy { return scheduled{"Halving", schedule.DefaultHalving} }
+
+// Nutch is schedule.DefaultNutch; due pages are taken oldest first.
+func Nutch() Policy { return scheduled{"Nutch", schedule.DefaultNutch} }
+
+// uniform revisits every known page at budget-derived intervals.
+type uniform struct{ u schedule.Uniform }
+
+// Uniform revisits every page at the interval that spends the budget
+// (schedule.UniformFor), re-derived each run from the number of live pages
+// known; due pages are taken oldest first.
+func Uniform() Policy { return &uniform{} }
+
+func (u *uniform) Name() string { return "Uniform" }
+func (u *uniform) Plan(_ time.Time, budget schedule.Rate, pages []Known) {
+	u.u = schedule.UniformFor(budget, len(pages))
+}
+func (u *uniform) Priority(k Known, now time.Time) float64 { return overdue(k, now) }
+func (u *uniform) Advance(k Known, o schedule.Observation) schedule.Page {
+	return schedule.Advance(u.u, *k.Page(), o)
+}
+
+// optimal plans with estimated (or, as oracle, true) rates.
+type optimal struct {
+	o      schedule.Optimal
+	oracle bool
+	inputs []schedule.PlanInput
+}
+
+// Optimal is schedule.Optimal with estimated rates: re-planned at every
+// run from the pages' ChangeRate; due pages are taken in order of
+// schedule.Gain.
+func Optimal() Policy { return &optimal{} }
+
+// Oracle is schedule.Optimal given every page's true change rate from its
+// first fetch: no estimation, no exploration. It bounds what estimation
+// can reach.
+func Oracle() Policy { return &optimal{oracle: true} }
+
+func (o *optimal) Name() string {
+	if o.oracle {
+		return "Optimal (true rates)"
+	}
+	return "Optimal (estimated)"
+}
+
+func (o *optimal) Plan(_ time.Time, budget schedule.Rate, pages []Known) {
+	o.o.Budget = budget
+	o.inputs = o.inputs[:0]
+	for _, k := range pages {
+		if o.oracle {
+			o.inputs = append(o.inputs, schedule.PlanInput{ChangeRate: k.TrueRate(), Weight: k.Page().Weight})
+		} else {
+			o.inputs = append(o.inputs, o.o.Input(*k.Page()))
+		}
+	}
+	o.o.Multiplier = o.o.Plan(o.inputs).Multiplier
+}
+
+func (o *optimal) Priority(k Known, now time.Time) float64 {
+	p := *k.Page()
+	if o.oracle {
+		p.ChangeRate = schedule.DefaultLimits.Clamp(k.TrueRate())
+	}
+	return schedule.Gain(p, now)
+}
+
+func (o *optimal) Advance(k Known, obs schedule.Observation) schedule.Page {
+	if !o.oracle {
+		return schedule.Advance(o.o, *k.Page(), obs)
+	}
+	p := schedule.Observe(*k.Page(), obs)
+	p.Interval = o.o.Revisit(k.TrueRate(), p.Weight).Interval()
+	return p
+}
+
+// Policies returns the makers of the five policies compared by Compare, the
+// reference (Halving) first.
+func Policies() []Maker {
+	return []Maker{Halving, Nutch, Uniform, Optimal, Oracle}
+}

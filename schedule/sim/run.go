@@ -1,0 +1,456 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// Result is what one policy achieved on one world, or the mean over
+// several worlds, over the measured days (after the warm-up). Counts are
+// float64 so that means stay exact.
+type Result struct {
+	// Policy is the policy's name.
+	Policy string
+	// Budget is the fetch budget per day the policy had (0: none).
+	Budget schedule.Rate
+	// Freshness is the time-averaged fraction of live pages whose stored
+	// copy is current (a page not yet fetched has no current copy).
+	Freshness float64
+	// MeanAge and P95Age describe age over live pages and time: the time
+	// since the stored copy became stale, 0 while it is fresh.
+	MeanAge, P95Age time.Duration
+	// DetectionLatency is the mean time from a content change to the fetch
+	// that detected it.
+	DetectionLatency time.Duration
+	// Fetches counts every request; Wasted those of live, already fetched
+	// pages that found no real change.
+	Fetches, Wasted float64
+	// Alerts counts fetches the crawler reported as changed (with the
+	// content fingerprint: the real changes detected).
+	Alerts float64
+	// Deletions counts known pages that died; DeletionsNoticed those a
+	// fetch found gone, after DeletionLatency on average.
+	Deletions, DeletionsNoticed float64
+	DeletionLatency             time.Duration
+	// VolatilePages counts live pages with volatile markup at the end;
+	// VolatileAlerts the alerts they raised; VolatileInterval and
+	// VolatileMinInterval the mean and smallest interval they were last
+	// given (a collapse shows as an interval at the floor).
+	VolatilePages, VolatileAlerts         float64
+	VolatileInterval, VolatileMinInterval time.Duration
+	// Classes breaks freshness and fetches down by the mix's classes, in
+	// the mix's order.
+	Classes []ClassResult
+}
+
+// ClassResult is a Result restricted to one class of the mix.
+type ClassResult struct {
+	// Name is the class name.
+	Name string
+	// Share is the class's share of live page-time.
+	Share float64
+	// Freshness is the class's time-averaged freshness.
+	Freshness float64
+	// Fetches counts the requests spent on the class.
+	Fetches float64
+	// Rate and Estimated are the mean true change rate of the class's
+	// live pages at the end and the mean of their estimates (changes per
+	// day).
+	Rate, Estimated float64
+	// Interval is the mean interval the class's live pages were last given.
+	Interval time.Duration
+}
+
+// state is one page during one simulation.
+type state struct {
+	t       *truth
+	id      int
+	sched   schedule.Page
+	due     time.Duration
+	heap    int // index in the due heap, -1 when not in it
+	known   int // index in the known list, -1 when not in it
+	next    int // first change not yet seen by the crawler
+	fetched bool
+	seen    bool // discovered by the crawler
+}
+
+// staleSince is when the stored copy stopped being current: the birth for
+// a page not fetched yet, else the first change after the last fetch.
+func (s *state) staleSince() time.Duration {
+	if !s.fetched {
+		return s.t.birth
+	}
+	if s.next < len(s.t.changes) {
+		return s.t.changes[s.next]
+	}
+	return never
+}
+
+// period is a stale period as seen in the measured window: the age runs
+// from A0 to L hours while it is measured.
+type period struct{ a0, l float64 }
+
+type runner struct {
+	w      *World
+	pol    Policy
+	budget schedule.Rate
+	pages  []state
+	heap   []*state
+	known  []Known
+	res    Result
+	// accumulators over the measured window
+	live, staleSum, ageSum float64 // hours, hours, hours²
+	periods                []period
+	latSum, latN           float64
+	delLatSum              float64
+	classes                []classAcc
+}
+
+type classAcc struct {
+	live, stale, fetches, rate, est, iv, n float64
+}
+
+// Run simulates the crawler with policy p on world w under a fetch budget
+// per day (0: unconstrained). The budget is a token bucket: every run adds
+// budget·Cadence/Day fetches, unused fetches carry over up to one day's
+// budget, and the bucket starts full. When more pages are due than the
+// bucket allows, the run takes them in p's priority order and the rest stay
+// due. Only the days after the warm-up are measured.
+func Run(w *World, p Policy, budget schedule.Rate) Result {
+	r := &runner{w: w, pol: p, budget: budget, pages: make([]state, len(w.pages))}
+	r.res = Result{Policy: p.Name(), Budget: budget}
+	r.classes = make([]classAcc, len(w.cfg.Mix.Classes))
+	for i := range r.pages {
+		r.pages[i] = state{t: &w.pages[i], id: i, heap: -1, known: -1}
+	}
+	cfg := w.cfg
+	perRun := float64(budget) * float64(cfg.Cadence) / float64(schedule.Day)
+	tokens := float64(budget)
+	born := 0
+	var batch, kept []*state
+	var prio []float64
+	var order []int
+	for run := 0; ; run++ {
+		now := time.Duration(run) * cfg.Cadence
+		if now > w.horizon {
+			break
+		}
+		at := Epoch.Add(now)
+		for born < len(r.pages) && r.pages[born].t.birth <= now {
+			s := &r.pages[born]
+			born++
+			if s.t.death <= now {
+				continue // lived and died between two runs: never known
+			}
+			s.due = s.t.birth
+			s.seen = true
+			r.push(s)
+			s.known = len(r.known)
+			r.known = append(r.known, Known{s})
+		}
+		if budget > 0 {
+			tokens = min(tokens+perRun, float64(budget))
+		}
+		if run%cfg.PlanEvery == 0 {
+			p.Plan(at, budget, r.known)
+		}
+		batch = batch[:0]
+		for len(r.heap) > 0 && r.heap[0].due <= now {
+			batch = append(batch, r.pop())
+		}
+		if budget > 0 && float64(len(batch)) > tokens {
+			allowed := int(tokens)
+			prio, order = prio[:0], order[:0]
+			for i, s := range batch {
+				prio = append(prio, p.Priority(Known{s}, at))
+				order = append(order, i)
+			}
+			slices.SortFunc(order, func(a, b int) int {
+				switch {
+				case prio[a] > prio[b]:
+					return -1
+				case prio[a] < prio[b]:
+					return 1
+				}
+				return batch[a].id - batch[b].id
+			})
+			kept = kept[:0]
+			for i, j := range order {
+				if i < allowed {
+					kept = append(kept, batch[j])
+				} else {
+					r.push(batch[j]) // still due
+				}
+			}
+			batch, kept = kept, batch
+		}
+		for _, s := range batch {
+			r.fetch(s, now)
+		}
+		tokens -= float64(len(batch))
+	}
+	r.finish()
+	return r.res
+}
+
+// measured reports whether an event at d falls in the measured window.
+func (r *runner) measured(d time.Duration) bool { return d >= r.w.from }
+
+// fetch simulates one request for s at now.
+func (r *runner) fetch(s *state, now time.Duration) {
+	t := s.t
+	in := r.measured(now)
+	if in {
+		r.res.Fetches++
+		r.classes[t.class].fetches++
+	}
+	if t.death <= now {
+		if r.measured(t.death) {
+			r.res.DeletionsNoticed++
+			r.delLatSum += hours(now - t.death)
+		}
+		r.forget(s)
+		return
+	}
+	if since := s.staleSince(); since <= now {
+		r.stale(t.class, since, now)
+	}
+	at := Epoch.Add(now)
+	obs := schedule.Observation{At: at, First: !s.fetched}
+	real := false
+	for s.next < len(t.changes) && t.changes[s.next] <= now {
+		if s.fetched {
+			if in {
+				r.latSum += hours(now - t.changes[s.next])
+				r.latN++
+			}
+			real = true
+		}
+		s.next++
+	}
+	switch t.lm {
+	case lmReliable:
+		lm := t.birth
+		if s.next > 0 {
+			lm = t.changes[s.next-1]
+		}
+		obs.LastModified = Epoch.Add(lm)
+	case lmDynamic:
+		obs.LastModified = at
+	}
+	if s.fetched {
+		obs.Changed = real || (r.w.cfg.RawHash && t.volatile)
+		if in && !real {
+			r.res.Wasted++
+		}
+		if in && obs.Changed {
+			r.res.Alerts++
+			if t.volatile {
+				r.res.VolatileAlerts++
+			}
+		}
+	}
+	s.sched = r.pol.Advance(Known{s}, obs)
+	iv := s.sched.Interval
+	if iv <= 0 {
+		panic("sim: policy " + r.pol.Name() + " returned a non-positive interval")
+	}
+	s.fetched = true
+	s.due = now + min(iv, never-now) // saturate instead of wrapping
+	r.push(s)
+}
+
+// stale records the stale period [since, end) of a page of class, clipped
+// to the measured window.
+func (r *runner) stale(class int, since, end time.Duration) {
+	start := max(since, r.w.from)
+	if end <= start {
+		return
+	}
+	a0, l := hours(start-since), hours(end-since)
+	r.staleSum += l - a0
+	r.classes[class].stale += l - a0
+	r.ageSum += (l*l - a0*a0) / 2
+	r.periods = append(r.periods, period{a0, l})
+}
+
+// forget removes a page found gone from the crawler's view.
+func (r *runner) forget(s *state) {
+	if i := s.known; i >= 0 {
+		last := len(r.known) - 1
+		r.known[i] = r.known[last]
+		r.known[i].p.known = i
+		r.known = r.known[:last]
+		s.known = -1
+	}
+}
+
+// finish closes every open stale period at death or horizon and fills in
+// the result.
+func (r *runner) finish() {
+	from, horizon := r.w.from, r.w.horizon
+	for i := range r.pages {
+		s := &r.pages[i]
+		t := s.t
+		end := min(t.death, horizon)
+		start := max(t.birth, from)
+		if end > start {
+			r.live += hours(end - start)
+			r.classes[t.class].live += hours(end - start)
+		}
+		if since := s.staleSince(); since < end {
+			r.stale(t.class, max(since, t.birth), end)
+		}
+		if t.death <= horizon && r.measured(t.death) && s.seen {
+			r.res.Deletions++
+		}
+		if t.death > horizon && s.fetched {
+			ca := &r.classes[t.class]
+			ca.n++
+			ca.rate += float64(t.rate)
+			ca.est += float64(s.sched.ChangeRate)
+			ca.iv += float64(s.sched.Interval)
+			if t.volatile {
+				r.res.VolatilePages++
+				iv := s.sched.Interval
+				r.res.VolatileInterval += iv
+				if r.res.VolatileMinInterval == 0 || iv < r.res.VolatileMinInterval {
+					r.res.VolatileMinInterval = iv
+				}
+			}
+		}
+	}
+	if r.res.VolatilePages > 0 {
+		r.res.VolatileInterval = time.Duration(float64(r.res.VolatileInterval) / r.res.VolatilePages)
+	}
+	for i, ca := range r.classes {
+		cr := ClassResult{Name: r.w.cfg.Mix.Classes[i].Name, Fetches: ca.fetches}
+		if r.live > 0 {
+			cr.Share = ca.live / r.live
+		}
+		if ca.live > 0 {
+			cr.Freshness = 1 - ca.stale/ca.live
+		}
+		if ca.n > 0 {
+			cr.Rate, cr.Estimated = ca.rate/ca.n, ca.est/ca.n
+			cr.Interval = time.Duration(ca.iv / ca.n)
+		}
+		r.res.Classes = append(r.res.Classes, cr)
+	}
+	if r.live > 0 {
+		r.res.Freshness = 1 - r.staleSum/r.live
+		r.res.MeanAge = fromHours(r.ageSum / r.live)
+		r.res.P95Age = fromHours(quantileAge(r.periods, 0.05*r.live))
+	}
+	if r.latN > 0 {
+		r.res.DetectionLatency = fromHours(r.latSum / r.latN)
+	}
+	if r.res.DeletionsNoticed > 0 {
+		r.res.DeletionLatency = fromHours(r.delLatSum / r.res.DeletionsNoticed)
+	}
+}
+
+// quantileAge returns the age a at which the page-time spent older than a,
+// Σ max(0, L − max(a, A0)) over the stale periods, equals tail (during a
+// measured period the age runs uniformly from A0 to L). It is 0 when the
+// pages are stale for less than tail in total.
+func quantileAge(periods []period, tail float64) float64 {
+	older := func(a float64) float64 {
+		var s float64
+		for _, p := range periods {
+			s += max(0, p.l-max(a, p.a0))
+		}
+		return s
+	}
+	if older(0) <= tail {
+		return 0
+	}
+	lo, hi := 0.0, 0.0
+	for _, p := range periods {
+		hi = max(hi, p.l)
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if older(mid) > tail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func hours(d time.Duration) float64 { return d.Hours() }
+
+func fromHours(h float64) time.Duration {
+	if math.IsNaN(h) || h < 0 {
+		return 0
+	}
+	return time.Duration(h * float64(time.Hour))
+}
+
+// The due heap: a binary min-heap on (due, id).
+
+func less(a, b *state) bool {
+	if a.due != b.due {
+		return a.due < b.due
+	}
+	return a.id < b.id
+}
+
+func (r *runner) push(s *state) {
+	s.heap = len(r.heap)
+	r.heap = append(r.heap, s)
+	r.up(s.heap)
+}
+
+func (r *runner) pop() *state {
+	h := r.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[0].heap = 0
+	r.heap = h[:last]
+	if last > 0 {
+		r.down(0)
+	}
+	top.heap = -1
+	return top
+}
+
+func (r *runner) up(i int) {
+	h := r.heap
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !less(h[i], h[parent]) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		h[i].heap, h[parent].heap = i, parent
+		i = parent
+	}
+}
+
+func (r *runner) down(i int) {
+	h := r.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if rr := l + 1; rr < n && less(h[rr], h[l]) {
+			m = rr
+		}
+		if !less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		h[i].heap, h[m].heap = i, m
+		i = m
+	}
+}
