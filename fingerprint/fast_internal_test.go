@@ -1,0 +1,39 @@
+package fingerprint
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// lineStarts must not rescan a line for every offset in it: with a million
+// offsets on one 2 MB line, a per-offset backward scan would need about
+// 10^12 byte reads, far beyond the test timeout.
+func TestLineStartsIsLinear(t *testing.T) {
+	text := "first line\n" + strings.Repeat("1:", 1<<20) + "\nlast 1:2"
+	offsets := withClock(text)
+	require.Equal(t, []int{11, len(text) - len("last 1:2")}, offsets)
+
+	var many []int
+	for i := 11; i < len(text)-9; i += 2 {
+		many = append(many, i)
+	}
+	require.Equal(t, []int{11}, lineStarts(text, many))
+}
+
+func TestLineFilters(t *testing.T) {
+	text := "a csrf_token=1\nPresident: yes\n\"nonce\" : 'x'\nChicago 3 days ago\nx 3 days\u00a0ago\n9:15 updated\nupdated\n10:30"
+	line := func(n int) int { // start offset of line n (0-based)
+		off := 0
+		for range n {
+			off += strings.IndexByte(text[off:], '\n') + 1
+		}
+		return off
+	}
+	// Filters may over-select ("President" holds "sid"); the pattern decides.
+	require.Equal(t, []int{line(0), line(1), line(2)}, withKey("csrf", "xsrf", "token", "nonce", "sess", "sid")(text))
+	require.Equal(t, []int{line(3), line(4)}, withAgo(text))
+	require.Equal(t, []int{line(5), line(7)}, withClock(text))
+	require.Equal(t, []int{line(5)}, withClockAnd("updated")(text))
+}
