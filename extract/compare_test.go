@@ -33,18 +33,18 @@ import (
 
 // extractor turns a page into Markdown (or plain text).
 type extractor struct {
-	name     string
+	id, name string
 	markdown bool // output is Markdown, reduced to text before scoring
 	run      func(body []byte, pageURL string) (string, error)
 }
 
 var extractors = []extractor{
-	{"recrawl pipeline: cleanup + readeck/go-readability + html-to-markdown (chosen)", true, func(body []byte, u string) (string, error) {
+	{"pipeline-readability", "recrawl pipeline: cleanup + readeck/go-readability + html-to-markdown (chosen)", true, func(body []byte, u string) (string, error) {
 		d, err := FromHTML(body, u)
 		return d.Markdown, err
 	}},
-	{"recrawl pipeline with go-trafilatura selecting the main node", true, trafilaturaPipeline},
-	{"readeck/go-readability alone, text (as published)", false, func(body []byte, u string) (string, error) {
+	{"pipeline-trafilatura", "recrawl pipeline, go-trafilatura selecting the main node", true, trafilaturaPipeline},
+	{"readability-text", "readeck/go-readability alone, text (as published)", false, func(body []byte, u string) (string, error) {
 		a, err := readabilityArticle(body, u)
 		if err != nil || a.Node == nil {
 			return "", err
@@ -53,7 +53,7 @@ var extractors = []extractor{
 		err = a.RenderText(&b)
 		return b.String(), err
 	}},
-	{"readeck/go-readability alone, node → html-to-markdown", true, func(body []byte, u string) (string, error) {
+	{"readability-markdown", "readeck/go-readability alone, node → html-to-markdown", true, func(body []byte, u string) (string, error) {
 		a, err := readabilityArticle(body, u)
 		if err != nil || a.Node == nil {
 			return "", err
@@ -61,14 +61,14 @@ var extractors = []extractor{
 		md, err := markdown.ConvertNode(a.Node, converter.WithDomain(u))
 		return string(md), err
 	}},
-	{"go-trafilatura alone, text with fallback (as published)", false, func(body []byte, u string) (string, error) {
+	{"trafilatura-text-fallback", "go-trafilatura alone, text with fallback (as published)", false, func(body []byte, u string) (string, error) {
 		r, err := trafilaturaExtract(body, u, true)
 		if err != nil {
 			return "", err
 		}
 		return r.ContentText, nil
 	}},
-	{"go-trafilatura alone, node → html-to-markdown", true, func(body []byte, u string) (string, error) {
+	{"trafilatura-markdown", "go-trafilatura alone, node → html-to-markdown", true, func(body []byte, u string) (string, error) {
 		r, err := trafilaturaExtract(body, u, false)
 		if err != nil {
 			return "", err
@@ -234,4 +234,27 @@ func codeLines(md string) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkCompareExtractors runs each extractor over the whole article
+// corpus; one op is one pass over its 181 pages.
+func BenchmarkCompareExtractors(b *testing.B) {
+	pages, err := quality.LoadCorpus(filepath.Join("testdata", "benchmark"))
+	require.NoError(b, err)
+	var size int64
+	for _, p := range pages {
+		size += int64(len(p.HTML))
+	}
+	for _, ex := range extractors {
+		b.Run(ex.id, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, p := range pages {
+					_, _ = ex.run(p.HTML, p.URL)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(pages)), "ms/page")
+		})
+	}
 }
