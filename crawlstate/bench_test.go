@@ -178,17 +178,40 @@ func BenchmarkDue(b *testing.B) {
 		}
 		cpu.report()
 	})
-	b.Run("mark-missing", func(b *testing.B) {
-		// Nothing was seen since runStart: every live row is counted.
-		cpu := meterCPU(b)
-		for i := 0; b.Loop(); i++ {
-			runStart := t0.Add(time.Duration(i+1) * time.Hour)
-			c, err := s.MarkMissing(b.Context(), "docs", runStart, runStart, 3)
+}
+
+// BenchmarkMarkMissing measures the absence count after a discovery run
+// over 100k rows: when 1% of the rows were not listed (the usual case)
+// and when none were (a worst case: the sitemap came back empty).
+func BenchmarkMarkMissing(b *testing.B) {
+	const n = 100_000
+	for _, tc := range []struct {
+		name   string
+		listed int
+	}{{"1pct-missing", n - n/100}, {"all-missing", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+			defer s.Close()
+			ds := discovered(n, t0)
+			_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 			require.NoError(b, err)
-			require.Equal(b, n, c)
-		}
-		cpu.report()
-	})
+			b.ReportAllocs()
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				runStart := t0.Add(time.Duration(i+1) * time.Hour)
+				if tc.listed > 0 {
+					cpu.stop()
+					_, err := s.UpsertDiscovered(b.Context(), "docs", runStart, ds[:tc.listed])
+					require.NoError(b, err)
+					cpu.resume()
+				}
+				c, err := s.MarkMissing(b.Context(), "docs", runStart, runStart, 3)
+				require.NoError(b, err)
+				require.Equal(b, n-tc.listed, c)
+			}
+			cpu.report()
+		})
+	}
 }
 
 // BenchmarkRecord measures storing fetch results: one transaction per

@@ -27,6 +27,10 @@ import (
 // An in-memory database (path ":memory:") uses the single connection for
 // both.
 //
+// Commits survive a crash of the process. The file runs with
+// synchronous=NORMAL, the usual setting for WAL: a power failure can undo
+// the last few commits but never corrupts the database.
+//
 // Times are stored as Unix nanoseconds and come back in UTC, without a
 // monotonic clock reading; the zero time stays zero. Times outside the
 // years 1678 to 2262 (the range of int64 nanoseconds) are clamped to it.
@@ -146,6 +150,10 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	}
 	r.SetMaxOpenConns(cfg.readConns)
 	r.SetMaxIdleConns(cfg.readConns)
+	if err := r.PingContext(context.Background()); err != nil {
+		_ = errors.Join(r.Close(), w.Close())
+		return nil, fmt.Errorf("crawlstate: open %s for reading: %w", path, err)
+	}
 	s.r = r
 	return s, nil
 }
@@ -336,10 +344,13 @@ SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod
 FROM discovered WHERE outcome = 'new'`},
 }
 
-// UpsertDiscovered implements State. The whole batch is one transaction:
-// the URLs are loaded, in sorted order, into a temporary table with one
-// prepared statement, and merged into pages set-wise. A URL listed twice
-// counts once; its first entry wins.
+// UpsertDiscovered implements State. The whole batch is one transaction,
+// however large: the URLs are loaded, in sorted order, into temporary
+// tables with a prepared multi-row INSERT, classified with one join and
+// merged into pages with a few set-based statements. The temporary tables
+// spill to a temporary file, so a large batch costs little memory beyond
+// the caller's slice. A URL listed twice counts once; its first entry
+// wins.
 func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []Discovered) (UpsertStats, error) {
 	const op = "upsert discovered"
 	var st UpsertStats
@@ -353,6 +364,9 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 	}
 	if len(urls) == 0 {
 		return st, ctx.Err()
+	}
+	if len(urls) > math.MaxInt32 {
+		return st, fmt.Errorf("crawlstate: %s: %d URLs in one batch; split it below %d", op, len(urls), math.MaxInt32)
 	}
 	// Loading in key order appends to the B-trees instead of splitting
 	// pages all over them (about 3x faster for a large batch); the stable
@@ -468,34 +482,51 @@ func load(ctx context.Context, tx *sql.Tx, urls []Discovered, order []int32) err
 	return exec(tail, rest)
 }
 
-// MarkMissing implements State with one UPDATE. A row reaching a multiple
-// of threshold gets next_check = now unless it was due earlier already.
+// markMissingSQL counts a run of absence on every live row of the source
+// not seen since the run started (a scan of the source's rows).
+const markMissingSQL = `
+UPDATE pages SET missing_runs = missing_runs + 1
+WHERE source = :source AND gone = 0 AND last_seen < :run_start`
+
+// confirmMissingSQL makes the rows whose absence count just reached a
+// multiple of the threshold due at now, unless they are due earlier. It
+// is a separate statement so that the common case, counting, leaves the
+// due index alone.
+const confirmMissingSQL = `
+UPDATE pages SET next_check = :now
+WHERE source = :source AND gone = 0 AND last_seen < :run_start
+	AND missing_runs % :threshold = 0 AND next_check > :now`
+
+// MarkMissing implements State in one transaction of two UPDATEs.
 func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
 	if threshold < 1 {
 		return 0, fmt.Errorf("crawlstate: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
 	}
+	args := []any{
+		sql.Named("source", source),
+		sql.Named("run_start", encTime(runStart)),
+		sql.Named("now", encTime(now)),
+		sql.Named("threshold", threshold),
+	}
 	var n int64
 	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-UPDATE pages SET
-	missing_runs = missing_runs + 1,
-	next_check   = iif((missing_runs + 1) % :threshold = 0 AND next_check > :now, :now, next_check)
-WHERE source = :source AND gone = 0 AND last_seen < :run_start`,
-			sql.Named("threshold", threshold),
-			sql.Named("now", encTime(now)),
-			sql.Named("source", source),
-			sql.Named("run_start", encTime(runStart)))
+		res, err := tx.ExecContext(ctx, markMissingSQL, args...)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s: %w", op, err)
 		}
-		n, err = res.RowsAffected()
-		if err != nil {
+		if n, err = res.RowsAffected(); err != nil {
 			return fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
+		if _, err := tx.ExecContext(ctx, confirmMissingSQL, args...); err != nil {
+			return fmt.Errorf("crawlstate: %s: make due: %w", op, err)
 		}
 		return nil
 	})
-	return int(n), err
+	if err != nil {
+		return 0, err
+	}
+	return int(n), nil
 }
 
 // dueSQL is the due queue: a range scan of pages_due after a keyset
@@ -620,7 +651,12 @@ func (s *SQLite) Record(ctx context.Context, source string, results []Result) er
 		}
 		defer stmt.Close()
 		for _, r := range results {
-			res, err := stmt.ExecContext(ctx,
+			// As in load: no per-statement cancellation goroutine; ctx
+			// is checked per result and bound to the transaction.
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("crawlstate: %s: %w", op, err)
+			}
+			res, err := stmt.ExecContext(context.Background(),
 				sql.Named("source", source),
 				sql.Named("url", r.URL),
 				sql.Named("at", encTime(r.At)),

@@ -547,6 +547,7 @@ func testRevive(t *testing.T, open Opener) {
 	require.Empty(t, r.ContentHash, "a revived row's next fetch counts as new")
 	require.Empty(t, r.ETag, "a revived row is fetched unconditionally")
 	require.Empty(t, r.LastModified)
+	requireTime(t, t1, r.SitemapLastMod, "a revived row stores its new lastmod")
 	require.Contains(t, dueURLs(t, s, src, t1), u)
 	_, gone, err := s.Count(ctxT(t), src)
 	require.NoError(t, err)
@@ -570,6 +571,7 @@ func testKeepTombstones(t *testing.T, open Opener) {
 	r := get(t, s, src, u)
 	require.True(t, r.Gone, "KeepTombstones keeps a gone row gone")
 	requireTime(t, t1, r.LastSeen, "a kept tombstone still records that it was seen")
+	requireTime(t, t1, r.SitemapLastMod, "and its new lastmod")
 	require.Empty(t, dueURLs(t, s, src, t1))
 }
 
