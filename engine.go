@@ -347,14 +347,14 @@ func (r *run) process(ctx context.Context, row crawlstate.Row) {
 		outcome = OutcomeUnchanged
 	default:
 		r.stage(StageExtract, 0)
-		text, err := pageText(resp)
+		doc, err := pageContent(resp, 0)
 		if err != nil {
 			r.stage(StageExtract, -1)
 			r.fail(ctx, row, StageExtract, resp.Status, err)
 			return
 		}
 		r.stage(StageExtract, 1)
-		hash := e.cfg.Fingerprint.Of(text)
+		hash := e.cfg.Fingerprint.Of(doc.Markdown)
 		obs := schedule.Observation{At: now}
 		switch {
 		case row.ContentHash == "":

@@ -17,6 +17,7 @@ import (
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -381,4 +382,26 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		last = ev.Done
 		require.Equal(t, 200, ev.Status)
 	}
+}
+
+func TestScriptRenderedPageFailsAtExtract(t *testing.T) {
+	var failed []recrawl.Event
+	var mu sync.Mutex
+	f := newFixture(t, testsite.Options{Pages: 2}, recrawl.Config{Observer: func(ev recrawl.Event) {
+		if ev.Outcome == recrawl.OutcomeFailed {
+			mu.Lock()
+			failed = append(failed, ev)
+			mu.Unlock()
+		}
+	}})
+	f.site.AddRaw("/docs/app", "text/html; charset=utf-8", []byte(testsite.ScriptOnlyHTML))
+	rep := f.run()
+	require.Equal(t, 2, rep.New)
+	require.Equal(t, 1, rep.Failed[recrawl.StageExtract])
+	require.Equal(t, recrawl.StageCount{Attempts: 3, Successes: 2, Failures: 1}, rep.Stages[recrawl.StageExtract])
+	require.Len(t, failed, 1)
+	require.ErrorIs(t, failed[0].Err, extract.ErrScriptRendered)
+	row := f.row("/docs/app")
+	require.Empty(t, row.ContentHash, "a rejected page is never stored as empty")
+	require.Contains(t, row.LastError, "extract: ")
 }

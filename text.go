@@ -1,68 +1,48 @@
 package recrawl
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"mime"
 	"strings"
 
-	"golang.org/x/net/html"
-
+	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/fetch"
 )
 
-// errNoText is a page without readable text.
-var errNoText = errors.New("no readable text")
+// ErrUnsupportedType is the extract-stage failure of a response whose
+// content type the engine cannot turn into text (images, PDFs, archives).
+var ErrUnsupportedType = errors.New("unsupported content type")
 
-// pageText returns the text of a response that is fingerprinted.
-func pageText(resp *fetch.Response) (string, error) {
-	mt, _, _ := mime.ParseMediaType(resp.ContentType)
-	var text string
-	switch {
-	case mt == "text/markdown" || mt == "text/plain":
-		text = string(resp.Body)
-	case mt == "" || mt == "text/html" || mt == "application/xhtml+xml":
-		text = htmlText(resp.Body)
-	default:
-		return "", fmt.Errorf("unsupported content type %q", resp.ContentType)
-	}
-	if strings.TrimSpace(text) == "" {
-		return "", errNoText
-	}
-	return text, nil
+// content is the readable part of a fetched page: what is fingerprinted,
+// chunked and indexed.
+type content struct {
+	Markdown  string
+	Title     string
+	Canonical string
+	Links     []string
 }
 
-// htmlText is the text of an HTML document without scripts, styles and
-// markup, one block per line.
-func htmlText(body []byte) string {
-	z := html.NewTokenizer(bytes.NewReader(body))
-	var b strings.Builder
-	skip := 0
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return b.String()
-		case html.StartTagToken:
-			name, _ := z.TagName()
-			switch string(name) {
-			case "script", "style", "noscript", "template":
-				skip++
-			case "p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "pre", "br":
-				b.WriteByte('\n')
-			}
-		case html.EndTagToken:
-			name, _ := z.TagName()
-			switch string(name) {
-			case "script", "style", "noscript", "template":
-				if skip > 0 {
-					skip--
-				}
-			}
-		case html.TextToken:
-			if skip == 0 {
-				b.Write(z.Text())
-			}
+// pageContent extracts a response's readable content: HTML through
+// extract (main content as Markdown; script-rendered and empty pages are
+// named failures), Markdown and plain text as they are.
+func pageContent(resp *fetch.Response, maxBytes int) (content, error) {
+	mt, _, _ := mime.ParseMediaType(resp.ContentType)
+	pageURL := resp.FinalURL
+	if pageURL == "" {
+		pageURL = resp.URL
+	}
+	switch mt {
+	case "text/markdown", "text/x-markdown", "text/plain":
+		if strings.TrimSpace(string(resp.Body)) == "" {
+			return content{}, extract.ErrEmpty
 		}
+		return content{Markdown: string(resp.Body)}, nil
+	case "", "text/html", "application/xhtml+xml":
+		doc, err := extract.FromHTMLWithOptions(resp.Body, pageURL, extract.Options{ContentType: resp.ContentType, MaxBytes: maxBytes})
+		c := content{Markdown: doc.Markdown, Title: doc.Title, Canonical: doc.Canonical, Links: doc.Links}
+		return c, err
+	default:
+		return content{}, fmt.Errorf("%w %q", ErrUnsupportedType, resp.ContentType)
 	}
 }

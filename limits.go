@@ -1,0 +1,137 @@
+package recrawl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits are the instance-wide caps of every run, read from the WEB_*
+// environment variables by LimitsFromEnv (see .env.example). Hitting
+// MaxPages or MaxDepth ends a run where it is, successfully, and
+// Report.StoppedBy names the cap.
+type Limits struct {
+	// MaxPages caps the requests a run sends to the site's pages (404s,
+	// failures and script-only rejects included; robots-denied and
+	// off-host URLs, never requested, are not counted), and the nested
+	// documents discovery reads. 0 means no cap. WEB_MAX_PAGES, default 1000.
+	MaxPages int
+	// MaxDepth caps how deep discovery follows nested sitemaps and crawl
+	// links. 0 means no cap. WEB_MAX_DEPTH, default 5.
+	MaxDepth int
+	// RequestDelay is the minimum time between two requests to the same
+	// host; a robots.txt Crawl-delay can raise it, never lower it.
+	// WEB_REQUEST_DELAY_MS, default 250 ms.
+	RequestDelay time.Duration
+	// RequestTimeout bounds one request, body included.
+	// WEB_REQUEST_TIMEOUT_MS, default 30 s.
+	RequestTimeout time.Duration
+	// MaxBytes caps one response body; a larger page is cut off and fails
+	// at the fetch stage as too large. WEB_MAX_BYTES, default 10 MiB.
+	MaxBytes int64
+	// RespectRobots obeys robots.txt. WEB_RESPECT_ROBOTS, default 1.
+	RespectRobots bool
+}
+
+// The environment variables LimitsFromEnv reads.
+const (
+	EnvMaxPages       = "WEB_MAX_PAGES"
+	EnvMaxDepth       = "WEB_MAX_DEPTH"
+	EnvRequestDelay   = "WEB_REQUEST_DELAY_MS"
+	EnvRequestTimeout = "WEB_REQUEST_TIMEOUT_MS"
+	EnvMaxBytes       = "WEB_MAX_BYTES"
+	EnvRespectRobots  = "WEB_RESPECT_ROBOTS"
+)
+
+// DefaultLimits returns the defaults of every cap.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxPages:       1000,
+		MaxDepth:       5,
+		RequestDelay:   250 * time.Millisecond,
+		RequestTimeout: 30 * time.Second,
+		MaxBytes:       10 << 20,
+		RespectRobots:  true,
+	}
+}
+
+// LimitsFromEnv reads the WEB_* variables from the environment; unset or
+// empty variables keep their defaults. A malformed or negative value is an
+// error naming the variable.
+func LimitsFromEnv() (Limits, error) {
+	return LimitsFromLookup(os.LookupEnv)
+}
+
+// LimitsFromLookup is LimitsFromEnv with another source of variables, such
+// as a map in tests or a parsed .env file.
+func LimitsFromLookup(lookup func(string) (string, bool)) (Limits, error) {
+	l := DefaultLimits()
+	var errs []error
+	num := func(name string, set func(int64)) {
+		v, ok := lookup(name)
+		v = strings.TrimSpace(v)
+		if !ok || v == "" {
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s=%q: not a whole number", name, v))
+		case n < 0:
+			errs = append(errs, fmt.Errorf("%s=%q: must not be negative", name, v))
+		default:
+			set(n)
+		}
+	}
+	num(EnvMaxPages, func(n int64) { l.MaxPages = int(min(n, 1<<31-1)) })
+	num(EnvMaxDepth, func(n int64) { l.MaxDepth = int(min(n, 1<<31-1)) })
+	num(EnvRequestDelay, func(n int64) { l.RequestDelay = ms(n) })
+	num(EnvRequestTimeout, func(n int64) { l.RequestTimeout = ms(n) })
+	num(EnvMaxBytes, func(n int64) { l.MaxBytes = n })
+	if v, ok := lookup(EnvRespectRobots); ok && strings.TrimSpace(v) != "" {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes", "on":
+			l.RespectRobots = true
+		case "0", "false", "no", "off":
+			l.RespectRobots = false
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q: must be 1 or 0", EnvRespectRobots, v))
+		}
+	}
+	if err := l.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return DefaultLimits(), fmt.Errorf("recrawl: limits from environment: %w", errors.Join(errs...))
+	}
+	return l, nil
+}
+
+func ms(n int64) time.Duration {
+	const maxMS = int64(1<<63-1) / int64(time.Millisecond)
+	return time.Duration(min(n, maxMS)) * time.Millisecond
+}
+
+// validate reports limits that cannot work, naming the variable.
+func (l Limits) validate() error {
+	var errs []error
+	if l.MaxPages < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", EnvMaxPages, l.MaxPages))
+	}
+	if l.MaxDepth < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", EnvMaxDepth, l.MaxDepth))
+	}
+	if l.RequestDelay < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %s", EnvRequestDelay, l.RequestDelay))
+	}
+	if l.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("%s: must be positive, got %s", EnvRequestTimeout, l.RequestTimeout))
+	}
+	if l.MaxBytes <= 0 {
+		errs = append(errs, fmt.Errorf("%s: must be positive, got %d", EnvMaxBytes, l.MaxBytes))
+	}
+	return errors.Join(errs...)
+}

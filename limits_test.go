@@ -1,0 +1,93 @@
+package recrawl_test
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl"
+)
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+func TestLimitsFromLookup(t *testing.T) {
+	def := recrawl.DefaultLimits()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    func(l *recrawl.Limits)
+		wantErr []string
+	}{
+		{"unset keeps defaults", nil, func(*recrawl.Limits) {}, nil},
+		{"empty keeps defaults", map[string]string{"WEB_MAX_PAGES": " "}, func(*recrawl.Limits) {}, nil},
+		{"every variable", map[string]string{
+			"WEB_MAX_PAGES": "10", "WEB_MAX_DEPTH": "2", "WEB_REQUEST_DELAY_MS": "100",
+			"WEB_REQUEST_TIMEOUT_MS": "5000", "WEB_MAX_BYTES": "1024", "WEB_RESPECT_ROBOTS": "0",
+		}, func(l *recrawl.Limits) {
+			*l = recrawl.Limits{MaxPages: 10, MaxDepth: 2, RequestDelay: 100 * time.Millisecond,
+				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false}
+		}, nil},
+		{"zero caps mean none, zero delay means none", map[string]string{"WEB_MAX_PAGES": "0", "WEB_MAX_DEPTH": "0", "WEB_REQUEST_DELAY_MS": "0"},
+			func(l *recrawl.Limits) { l.MaxPages, l.MaxDepth, l.RequestDelay = 0, 0, 0 }, nil},
+		{"robots spelled true", map[string]string{"WEB_RESPECT_ROBOTS": "true"}, func(*recrawl.Limits) {}, nil},
+		{"malformed", map[string]string{"WEB_MAX_PAGES": "ten"}, nil, []string{`WEB_MAX_PAGES="ten": not a whole number`}},
+		{"negative", map[string]string{"WEB_REQUEST_DELAY_MS": "-5"}, nil, []string{`WEB_REQUEST_DELAY_MS="-5": must not be negative`}},
+		{"zero timeout", map[string]string{"WEB_REQUEST_TIMEOUT_MS": "0"}, nil, []string{"WEB_REQUEST_TIMEOUT_MS: must be positive"}},
+		{"zero bytes", map[string]string{"WEB_MAX_BYTES": "0"}, nil, []string{"WEB_MAX_BYTES: must be positive"}},
+		{"bad switch", map[string]string{"WEB_RESPECT_ROBOTS": "maybe"}, nil, []string{`WEB_RESPECT_ROBOTS="maybe": must be 1 or 0`}},
+		{"every error at once", map[string]string{"WEB_MAX_DEPTH": "x", "WEB_MAX_BYTES": "-1"}, nil,
+			[]string{"WEB_MAX_DEPTH", "WEB_MAX_BYTES"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := recrawl.LimitsFromLookup(lookup(tc.env))
+			if tc.wantErr != nil {
+				require.Error(t, err)
+				for _, w := range tc.wantErr {
+					require.Contains(t, err.Error(), w)
+				}
+				require.Equal(t, def, got, "a failed read returns the defaults")
+				return
+			}
+			require.NoError(t, err)
+			want := def
+			tc.want(&want)
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// .env.example documents exactly the defaults.
+func TestEnvExampleMatchesDefaults(t *testing.T) {
+	f, err := os.Open(".env.example")
+	require.NoError(t, err)
+	defer f.Close()
+	env := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		require.True(t, ok, line)
+		env[k] = v
+	}
+	require.Len(t, env, 6, "the five caps and the robots switch")
+	got, err := recrawl.LimitsFromLookup(lookup(env))
+	require.NoError(t, err)
+	require.Equal(t, recrawl.DefaultLimits(), got)
+}
+
+func TestLimitsFromEnv(t *testing.T) {
+	t.Setenv("WEB_MAX_PAGES", "42")
+	l, err := recrawl.LimitsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, 42, l.MaxPages)
+}
