@@ -96,3 +96,24 @@ func ExampleOf() {
 	// Output:
 	// true
 }
+
+func ExampleStrip() {
+	fmt.Println(fingerprint.Strip("Rendered in 12 ms at 2026-05-01T10:00:00Z\n\n\tHello,   world.\n"))
+	// Output:
+	// Rendered in 12 ms at
+	// Hello, world.
+}
+
+func ExampleMustRegexp() {
+	// Remove the value of a cache-buster query parameter on one site.
+	rule := fingerprint.MustRegexp("cache-buster", `([?&]v=)[0-9a-f]+`, "${1}")
+	fmt.Println(fingerprint.Rules{rule}.Strip("![logo](/logo.png?v=3f9a2c1)"))
+	// Output:
+	// ![logo](/logo.png?v=)
+}
+
+func ExampleRules_Names() {
+	fmt.Println(fingerprint.Default.Names())
+	// Output:
+	// [related-sections tokens iso-timestamps clock-after-cue clock-with-seconds relative-times whitespace-runs]
+}

@@ -14,7 +14,8 @@ import (
 var Default = defaultRules()
 
 // RelatedTitles are the section headings the "related-sections" rule of
-// Default removes, in lower case.
+// Default removes, in lower case. Changing the slice does not change
+// Default; build another rule with Section instead.
 var RelatedTitles = []string{
 	"related posts", "related articles", "related stories", "related content", "related reading",
 	"you may also like", "you might also like", "recommended for you", "read next",
