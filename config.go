@@ -43,9 +43,9 @@ type Config struct {
 	Scheduler schedule.Scheduler
 	// Normalize is the URL policy that gives pages their identity.
 	Normalize normalize.Policy
-	// Fingerprint strips volatile blocks before hashing (default
-	// fingerprint.Default).
-	Fingerprint fingerprint.Rules
+	// Fingerprint strips volatile blocks before hashing: Base rules for
+	// every host (default fingerprint.Default) plus per-host extras.
+	Fingerprint fingerprint.Set
 
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages
@@ -154,9 +154,6 @@ func (c *Config) validate() error {
 	}
 	if c.Scheduler == nil {
 		c.Scheduler = schedule.DefaultHalving
-	}
-	if c.Fingerprint == nil {
-		c.Fingerprint = fingerprint.Default
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}

@@ -354,7 +354,7 @@ func (r *run) process(ctx context.Context, row crawlstate.Row) {
 			return
 		}
 		r.stage(StageExtract, 1)
-		hash := e.cfg.Fingerprint.Of(doc.Markdown)
+		hash := e.cfg.Fingerprint.For(row.URL).Of(doc.Markdown)
 		obs := schedule.Observation{At: now}
 		switch {
 		case row.ContentHash == "":
