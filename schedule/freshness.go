@@ -95,19 +95,19 @@ func gInv(z float64) float64 {
 // The revisit rate at the optimum needs r = g⁻¹(z) for every page in every
 // iteration of the multiplier search, so r is tabulated: against ln z for
 // z < 1/2 (where r ≈ √(2z)) and against v = −ln(1 − z) for z ≥ 1/2 (where
-// r ≈ v + ln(1 + r)). Linear interpolation on these grids is accurate to a
-// few parts in a million, and the revisit rate λ/r then costs a division.
+// r ≈ v + ln(1 + r)). Linear interpolation on these grids is accurate to
+// about one part in 10⁵, and the revisit rate λ/r then costs a division.
 const (
 	tabLo   = -80.0     // ln z below which r = √(2z) is used
-	tabMid  = -math.Ln2 // ln z = ln(1/2): switch of grids
-	tabVLo  = math.Ln2  // v at z = 1/2
+	tabMid  = -math.Ln2 // ln z at which the grids switch: z = 1/2
+	tabVLo  = math.Ln2  // v = −ln(1 − z) at the switch
 	tabVHi  = 40.0      // v above which r = v + ln(1+r) is iterated
-	tabStep = 1.0 / 64  // grid spacing in both tables
+	tabStep = 1.0 / 128 // grid spacing in both tables
 )
 
 var (
-	tabNLow  = int(math.Floor((tabMid-tabLo)/tabStep)) + 2
-	tabNHigh = int(math.Floor((tabVHi-tabVLo)/tabStep)) + 2
+	tabNLow  = int(math.Ceil((tabMid-tabLo)/tabStep)) + 1  // covers [tabLo, tabMid]
+	tabNHigh = int(math.Ceil((tabVHi-tabVLo)/tabStep)) + 1 // covers [tabVLo, tabVHi]
 )
 
 // invTable holds g⁻¹ on both grids; built on first use.

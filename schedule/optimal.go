@@ -215,9 +215,26 @@ func (o Optimal) Plan(pages []PlanInput) Plan {
 	case budget >= fmax*free:
 		lnMu = math.Log(math.SmallestNonzeroFloat64) // every page at the cap
 	default:
-		lnMu = solveMultiplier(eval, budget, lnMu)
+		var lo, hi float64
+		var ok bool
+		lnMu, lo, hi, ok = solveMultiplier(eval, budget, lnMu)
+		if !ok && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) {
+			// The sum jumps between lo and hi: give the pages that jump
+			// the share of their two rates that meets the budget, as the
+			// exact μ between lo and hi would.
+			sLo, _ := eval(lo)
+			below := append([]Rate(nil), plan.Rates...)
+			sHi, _ := eval(hi)
+			if a := (sLo - budget) / (sLo - sHi); sLo > sHi && a >= 0 && a <= 1 {
+				for i, r := range below {
+					plan.Rates[i] = r + Rate(a)*(plan.Rates[i]-r)
+				}
+			}
+			lnMu = hi
+		}
 	}
-	if plan.Multiplier = math.Exp(lnMu); lnMu != last {
+	plan.Multiplier = min(max(math.Exp(lnMu), math.SmallestNonzeroFloat64), math.MaxFloat64)
+	if lnMu != last {
 		eval(lnMu)
 	}
 	var total float64
@@ -229,16 +246,19 @@ func (o Optimal) Plan(pages []PlanInput) Plan {
 }
 
 // solveMultiplier finds x = ln μ with eval(x) = budget; eval is decreasing
-// in x and returns the derivative as its second value.
-func solveMultiplier(eval func(float64) (float64, float64), budget, x float64) float64 {
-	lo, hi := math.Inf(-1), math.Inf(1)
+// in x and returns the derivative as its second value. When the bracket
+// [lo, hi] shrinks to nothing without meeting the budget, eval jumps there
+// (pages whose rate falls off a cliff within float precision) and ok is
+// false.
+func solveMultiplier(eval func(float64) (float64, float64), budget, x float64) (root, lo, hi float64, ok bool) {
+	lo, hi = math.Inf(-1), math.Inf(1)
 	expand := 1.0
 	prev := math.Inf(1)
 	for range 300 {
 		s, d := eval(x)
 		diff := s - budget
 		if math.Abs(diff) <= 1e-10*budget {
-			return x
+			return x, lo, hi, true
 		}
 		if diff > 0 {
 			lo = x // too many fetches: raise the price
@@ -246,7 +266,7 @@ func solveMultiplier(eval func(float64) (float64, float64), budget, x float64) f
 			hi = x
 		}
 		if hi-lo <= 1e-13*(1+math.Abs(x)) {
-			return x
+			return x, lo, hi, false
 		}
 		next := math.NaN()
 		if d < 0 && math.Abs(diff) < prev/2 || d < 0 && math.IsInf(prev, 1) {
@@ -268,7 +288,7 @@ func solveMultiplier(eval func(float64) (float64, float64), budget, x float64) f
 		}
 		x = next
 	}
-	return x
+	return x, lo, hi, false
 }
 
 // Next implements Scheduler: it folds obs into the page's statistics

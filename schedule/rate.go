@@ -68,13 +68,13 @@ func (l Limits) Clamp(r Rate) Rate {
 // days converts a duration into days.
 func days(d time.Duration) float64 { return float64(d) / float64(Day) }
 
-// weightOf returns w, or DefaultWeight when w is not a positive finite
-// number.
+// weightOf returns w bounded to [1e-9, 1e9], or DefaultWeight when w is
+// not a positive finite number.
 func weightOf(w float64) float64 {
 	if !(w > 0) || math.IsInf(w, 0) {
 		return DefaultWeight
 	}
-	return w
+	return min(max(w, 1e-9), 1e9)
 }
 
 func clampInterval(d, lo, hi time.Duration) time.Duration {

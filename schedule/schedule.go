@@ -43,7 +43,8 @@ type Page struct {
 	// statistics, cached by Observe; zero before the first fetch.
 	ChangeRate Rate
 	// Weight is the page's importance in the freshness objective; zero
-	// (or a negative or non-finite value) means DefaultWeight.
+	// (or a negative or non-finite value) means DefaultWeight. It is
+	// bounded to [1e-9, 1e9].
 	Weight float64
 }
 

@@ -1,0 +1,79 @@
+package schedule_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// BenchmarkOptimalPlan plans a budget over a million pages of mix A with
+// continuous rates: cold (from the default multiplier) and warm (from the
+// previous run's multiplier, after 1% of the estimates moved).
+func BenchmarkOptimalPlan(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := mixA(rng, n, true)
+	for i := range in {
+		in[i].ChangeRate *= schedule.Rate(0.5 + rng.Float64())
+	}
+	o := schedule.Optimal{Budget: 0.56 * n}
+	b.Run("1M-cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			o.Plan(in)
+		}
+	})
+	warm := o
+	warm.Multiplier = o.Plan(in).Multiplier
+	moved := append([]schedule.PlanInput(nil), in...)
+	for i := 0; i < n; i += 100 {
+		moved[i].ChangeRate *= 1.3
+	}
+	b.Run("1M-warm", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			warm.Plan(moved)
+		}
+	})
+}
+
+func window(rng *rand.Rand) []schedule.Check {
+	cs := make([]schedule.Check, schedule.DefaultWindow)
+	for i := range cs {
+		cs[i] = schedule.Check{Elapsed: time.Duration((0.2 + rng.Float64()) * float64(schedule.Day)), Changed: rng.IntN(2) == 0}
+	}
+	return cs
+}
+
+// BenchmarkEstimateIrregular solves the MLE over a full window.
+func BenchmarkEstimateIrregular(b *testing.B) {
+	cs := window(rand.New(rand.NewPCG(2, 2)))
+	b.ReportAllocs()
+	for b.Loop() {
+		schedule.EstimateIrregular(cs, schedule.Limits{})
+	}
+}
+
+// BenchmarkAdvanceOptimal is the per-fetch cost of the Optimal policy:
+// statistics, estimate and interval.
+func BenchmarkAdvanceOptimal(b *testing.B) {
+	p := schedule.Page{LastFetched: t0, Recent: window(rand.New(rand.NewPCG(3, 3))), Visits: 40}
+	o := schedule.Optimal{Multiplier: 0.15}
+	obs := schedule.Observation{At: t0.Add(20 * time.Hour), Changed: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		schedule.Advance(o, p, obs)
+	}
+}
+
+// BenchmarkGain ranks a page with a cached estimate.
+func BenchmarkGain(b *testing.B) {
+	p := schedule.Page{LastFetched: t0, ChangeRate: 0.7}
+	now := t0.Add(30 * time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		schedule.Gain(p, now)
+	}
+}
