@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
+
+	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
 )
 
 // applicationID marks a SQLite file as a recrawl state database
@@ -88,13 +91,40 @@ var ErrNotStateDB = errors.New("crawlstate: not a recrawl state database")
 // migrate brings the database at path up to the last of steps. Each step
 // runs in its own transaction, which re-reads the version first, so two
 // processes opening a new file at once apply every step exactly once.
-func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, log *slog.Logger) error {
+//
+// A new file starts in rollback-journal mode until the first connection
+// switches it to WAL; meanwhile SQLite answers other connections
+// SQLITE_BUSY without waiting in their busy handler. A step that meets
+// this is retried every busyRetry until busyTimeout has been spent.
+func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, busyTimeout time.Duration, log *slog.Logger) error {
+	waited := time.Duration(0)
 	for {
 		done, err := migrateStep(ctx, db, path, steps, log)
+		if isBusy(err) && waited < busyTimeout {
+			t := time.NewTimer(busyRetry)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("crawlstate: migrate %s: %w", path, ctx.Err())
+			case <-t.C:
+			}
+			waited += busyRetry
+			continue
+		}
 		if err != nil || done {
 			return err
 		}
 	}
+}
+
+// busyRetry is the pause between attempts of a migration step that found
+// the new database file busy.
+const busyRetry = 10 * time.Millisecond
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrBusy
 }
 
 // migrateStep applies the step after the current version, if any, and

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
 // SQLite is the default State: one SQLite database file in WAL mode.
@@ -132,7 +130,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	w.SetConnMaxIdleTime(0)
 
 	s := &SQLite{w: w, r: w, path: path, opts: cfg.opts, log: cfg.log}
-	if err := migrate(context.Background(), w, path, steps, cfg.log); err != nil {
+	if err := migrate(context.Background(), w, path, steps, cfg.busyTimeout, cfg.log); err != nil {
 		_ = w.Close()
 		return nil, err
 	}
