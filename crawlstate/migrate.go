@@ -79,6 +79,7 @@ type SchemaVersionError struct {
 	Supported int    // the newest version this build knows
 }
 
+// Error says which versions met and what to do.
 func (e *SchemaVersionError) Error() string {
 	return fmt.Sprintf("crawlstate: %s has schema version %d but this build of recrawl knows versions up to %d; open it with a newer recrawl or use another file",
 		e.Path, e.Version, e.Supported)
