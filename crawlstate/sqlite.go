@@ -122,7 +122,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: open %s: %w", path, err)
 	}
-	// One connection: it owns the in-memory database and the temp table
+	// One connection: it owns the in-memory database and the temp tables
 	// used by UpsertDiscovered; it must never be closed while idle.
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
