@@ -87,13 +87,10 @@ type ChunkChange struct {
 // canonical URL and a hex hash never contain NUL, so distinct triples never
 // share an input. It is deterministic across processes and versions.
 func ID(url, oldHash, newHash string) string {
-	h := sha256.New()
-	h.Write([]byte(url))
-	h.Write([]byte{0})
-	h.Write([]byte(oldHash))
-	h.Write([]byte{0})
-	h.Write([]byte(newHash))
-	return hex.EncodeToString(h.Sum(nil))
+	buf := make([]byte, 0, len(url)+len(oldHash)+len(newHash)+2)
+	buf = append(append(append(append(append(buf, url...), 0), oldHash...), 0), newHash...)
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
 }
 
 // ErrInvalid is wrapped by the error of Validate, and so by JSONL and

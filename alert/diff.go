@@ -8,7 +8,7 @@ import (
 // diffBudget bounds the work of one Diff (comparisons plus diagonals
 // visited). Beyond it the remaining differing regions are reported as
 // replaced wholesale: still a correct diff, no longer a minimal one.
-const diffBudget = 1 << 23
+const diffBudget = 1 << 21
 
 // Diff returns a unified diff from oldText to newText with the labels "old"
 // and "new" and context lines of context around each change (a negative

@@ -164,6 +164,7 @@ type ConfigError struct {
 	Reason string // what is wrong and what to use instead
 }
 
+// Error names the setting and says what to change.
 func (e *ConfigError) Error() string {
 	return "alert: webhook: invalid " + e.Field + ": " + e.Reason
 }
@@ -175,6 +176,7 @@ type WebhookError struct {
 	Body   string // the start of the response body (at most 512 bytes, valid UTF-8)
 }
 
+// Error gives the status, whether retrying can help, and the body's start.
 func (e *WebhookError) Error() string {
 	msg := fmt.Sprintf("webhook answered %d %s", e.Status, http.StatusText(e.Status))
 	switch {
