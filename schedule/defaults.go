@@ -28,10 +28,11 @@ const (
 	// may leave it at the floor as changing faster than the budget can
 	// follow; until then such a page is on the exploration schedule.
 	DefaultExploreChecks = 4
-	// DefaultExploreStart is the prior interval: the length of the smoothing
-	// pseudo-intervals when a page has no checks yet. A new page's prior
-	// rate is ln 2 / DefaultExploreStart (about 2.8 changes a day).
-	DefaultExploreStart = 6 * time.Hour
+	// DefaultPriorInterval is the length of the smoothing pseudo-intervals
+	// when a page has no checks yet, so a new page's prior rate is ln 2 per
+	// DefaultPriorInterval: about 0.69 changes a day, close to the
+	// baseline's one-day start.
+	DefaultPriorInterval = 24 * time.Hour
 	// ExploreFactor is λ·I on the exploration schedule: the interval at
 	// which one check carries the most Fisher information about log λ
 	// (the maximum of x²e⁻ˣ/(1−e⁻ˣ) is at x ≈ 1.594).

@@ -15,7 +15,7 @@ import (
 //     (EstimateIrregular) over Recent;
 //   - the estimator for regular intervals (EstimateRegular) from Visits,
 //     Changes and Elapsed, for a page stored without a window;
-//   - the prior, ln 2 / DefaultExploreStart, for a page without checks.
+//   - the prior, ln 2 / DefaultPriorInterval, for a page without checks.
 func Estimate(p Page) Rate {
 	if len(p.Recent) > 0 {
 		n, x, total := 0, 0, time.Duration(0)
@@ -96,7 +96,7 @@ func EstimateLastModified(n, x int, total time.Duration, lim Limits) Rate {
 //	Σ_changed t / (e^(λt) − 1) = Σ_unchanged t.
 //
 // The sums are smoothed with one pseudo-check of each kind whose length is
-// the mean observed interval (DefaultExploreStart when there are none),
+// the mean observed interval (DefaultPriorInterval when there are none),
 // which keeps the root finite when every check, or none, found a change.
 // The root is found by safeguarded Newton iteration on ln λ (bisection
 // when a step leaves the bracket) and bounded by lim (zero fields take
@@ -120,7 +120,7 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 			sumU += t
 		}
 	}
-	mean := days(DefaultExploreStart)
+	mean := days(DefaultPriorInterval)
 	if n > 0 {
 		mean = (sumC + sumU) / float64(n)
 	}

@@ -129,7 +129,7 @@ func TestEstimatorsConverge(t *testing.T) {
 func TestEstimateIrregularEdgeCases(t *testing.T) {
 	h := time.Hour
 	day := schedule.Day
-	prior := schedule.Rate(math.Ln2 / schedule.DefaultExploreStart.Hours() * 24)
+	prior := schedule.Rate(math.Ln2 / schedule.DefaultPriorInterval.Hours() * 24)
 	tests := []struct {
 		name   string
 		checks []schedule.Check

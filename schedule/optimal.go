@@ -60,21 +60,19 @@ type PlanInput struct {
 	// Weight is the page's importance; zero means DefaultWeight.
 	Weight float64
 	// Fixed, when positive and finite, is a rate the page is fetched at
-	// whatever the plan says (a page still on the exploration schedule):
-	// it counts against the budget and is returned unchanged.
+	// whatever the plan says (a page the host pins to its own schedule): it
+	// counts against the budget and is returned unchanged.
 	Fixed Rate
 }
 
-// Input returns the PlanInput of p: its estimated rate and weight, and for
-// a page on the exploration schedule its exploration rate as Fixed.
+// Input returns the PlanInput of p: its estimated rate (Estimate when
+// ChangeRate is unset) and weight. A page on the exploration schedule is
+// planned at its estimated rate like any other; its extra checks are few
+// and end after ExploreChecks checks.
 func (o Optimal) Input(p Page) PlanInput {
-	o = o.withDefaults()
 	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight}
 	if !(in.ChangeRate > 0) {
 		in.ChangeRate = Estimate(p)
-	}
-	if checks(p) < o.ExploreChecks && o.Revisit(in.ChangeRate, in.Weight) <= Every(o.Max) {
-		in.Fixed = Every(o.explore(in.ChangeRate))
 	}
 	return in
 }

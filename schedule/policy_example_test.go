@@ -94,7 +94,7 @@ func ExampleOptimal_Next() {
 		p = schedule.Advance(opt, p, schedule.Observation{At: at, Changed: changed})
 	}
 	fmt.Printf("estimate %.2f a day, next check in %v\n", float64(p.ChangeRate), p.Interval.Round(time.Minute))
-	// Output: estimate 1.75 a day, next check in 13h39m0s
+	// Output: estimate 1.55 a day, next check in 14h8m0s
 }
 
 // Input turns stored pages into plan inputs.
@@ -162,7 +162,7 @@ func ExampleEstimate() {
 	legacy := schedule.Page{Visits: 11, Changes: 4, Elapsed: 10 * 24 * time.Hour}
 	fmt.Printf("counts only: %.2f a day\n", float64(schedule.Estimate(legacy)))
 	// Output:
-	// no history: 2.77 a day (the prior)
+	// no history: 0.69 a day (the prior)
 	// counts only: 0.48 a day
 }
 

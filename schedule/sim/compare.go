@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -20,19 +22,39 @@ func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 		return nil, fmt.Errorf("sim: no policies to compare")
 	}
 	seeds = max(seeds, 1)
-	sums := make([]Result, len(makers))
+	if _, err := cfg.withDefaults(); err != nil {
+		return nil, err
+	}
+	// Worlds run in parallel; results are summed in seed order, so the
+	// means do not depend on scheduling.
+	perSeed := make([][]Result, seeds)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
 	for i := range seeds {
-		c := cfg
-		c.Seed = cfg.Seed + uint64(i)
-		w, err := NewWorld(c)
-		if err != nil {
-			return nil, err
-		}
-		ref := Run(w, makers[0](), 0)
-		budget := schedule.Rate(ref.Fetches / float64(w.cfg.Days+1))
-		add(&sums[0], ref)
-		for j, m := range makers[1:] {
-			add(&sums[j+1], Run(w, m(), budget))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			c := cfg
+			c.Seed = cfg.Seed + uint64(i)
+			w, err := NewWorld(c)
+			if err != nil {
+				return // cannot happen: cfg was validated above
+			}
+			rs := make([]Result, len(makers))
+			rs[0] = Run(w, makers[0](), 0)
+			budget := schedule.Rate(rs[0].Fetches / float64(w.cfg.Days+1))
+			for j, m := range makers[1:] {
+				rs[j+1] = Run(w, m(), budget)
+			}
+			perSeed[i] = rs
+		}()
+	}
+	wg.Wait()
+	sums := make([]Result, len(makers))
+	for _, rs := range perSeed {
+		for j, r := range rs {
+			add(&sums[j], r)
 		}
 	}
 	for i := range sums {
@@ -42,9 +64,8 @@ func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 }
 
 func add(sum *Result, r Result) {
-	min := sum.VolatileMinInterval
-	if sum.Policy == "" || (r.VolatileMinInterval > 0 && r.VolatileMinInterval < min) || min == 0 {
-		min = r.VolatileMinInterval
+	if sum.VolatileMinInterval == 0 || (r.VolatileMinInterval > 0 && r.VolatileMinInterval < sum.VolatileMinInterval) {
+		sum.VolatileMinInterval = r.VolatileMinInterval
 	}
 	sum.Policy = r.Policy
 	sum.Budget += r.Budget
@@ -61,7 +82,6 @@ func add(sum *Result, r Result) {
 	sum.VolatilePages += r.VolatilePages
 	sum.VolatileAlerts += r.VolatileAlerts
 	sum.VolatileInterval += r.VolatileInterval
-	sum.VolatileMinInterval = min
 	if sum.Classes == nil {
 		sum.Classes = make([]ClassResult, len(r.Classes))
 	}
