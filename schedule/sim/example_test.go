@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/recrawl/recrawl/schedule"
@@ -60,4 +61,26 @@ func ExampleMixByName() {
 	// yearly           29.1%
 	// volatile markup   2.0%
 	// hourly            1.0%
+}
+
+// The per-class breakdown shows where each policy spends its fetches.
+func ExampleWriteClasses() {
+	w, _ := sim.NewWorld(sim.Config{Mix: sim.MixB, Pages: 200, Days: 10, Seed: 3})
+	r := sim.Run(w, sim.Halving(), 0)
+	fmt.Println(len(r.Classes), "classes:", r.Classes[0].Name, "and", r.Classes[1].Name)
+	_ = sim.WriteClasses(io.Discard, []sim.Result{r})
+	// Output: 2 classes: static and ~30 days
+}
+
+// The five policies of the table, the reference first.
+func ExamplePolicies() {
+	for _, m := range sim.Policies() {
+		fmt.Println(m().Name())
+	}
+	// Output:
+	// Halving
+	// Nutch
+	// Uniform
+	// Optimal (estimated)
+	// Optimal (true rates)
 }
