@@ -39,6 +39,10 @@ type Config struct {
 	// UserAgent is sent with every request the engine makes.
 	UserAgent string
 
+	// Limits are the instance-wide caps (default DefaultLimits(); read
+	// them from the environment with LimitsFromEnv).
+	Limits *Limits
+
 	// Scheduler chooses revisit intervals (default schedule.DefaultHalving).
 	Scheduler schedule.Scheduler
 	// Normalize is the URL policy that gives pages their identity.
@@ -119,6 +123,11 @@ func (c *Config) validate() error {
 	if c.Jitter >= 1 {
 		ce.add("Jitter", "must be below 1 (a fraction of the interval), got %g", c.Jitter)
 	}
+	if c.Limits != nil {
+		if err := c.Limits.validate(); err != nil {
+			ce.add("Limits", "%v", err)
+		}
+	}
 	if strings.ContainsAny(c.UserAgent, "\r\n") {
 		ce.add("UserAgent", "must be one line")
 	}
@@ -145,6 +154,13 @@ func (c *Config) validate() error {
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = fetch.DefaultUserAgent
+	}
+	if c.Limits == nil {
+		l := DefaultLimits()
+		c.Limits = &l
+	} else {
+		l := *c.Limits // the engine keeps its own copy
+		c.Limits = &l
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()

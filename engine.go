@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
+	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
@@ -27,6 +29,8 @@ var ErrRunInProgress = crawlstate.ErrRunInProgress
 // source fails with ErrRunInProgress.
 type Engine struct {
 	cfg     Config
+	limits  Limits
+	polite  *fetch.Polite
 	client  *http.Client
 	fetcher fetch.Fetcher
 
@@ -38,14 +42,31 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, limits: *cfg.Limits}
 	base := cfg.HTTPClient
+	e.polite = &fetch.Polite{
+		Base:          transportOf(base),
+		UserAgent:     cfg.UserAgent,
+		IgnoreRobots:  !e.limits.RespectRobots,
+		Delay:         e.limits.RequestDelay,
+		RobotsTimeout: e.limits.RequestTimeout,
+		Clock:         cfg.Clock,
+		Logger:        cfg.Logger,
+		Admit:         admit,
+	}
 	c := *base
-	c.Transport = &userAgent{base: transportOf(base), ua: cfg.UserAgent}
+	c.Transport = e.polite
 	e.client = &c
 	e.fetcher = cfg.Fetcher
 	if e.fetcher == nil {
-		e.fetcher = &fetch.HTTP{Client: e.client, UserAgent: cfg.UserAgent, Clock: cfg.Clock, Logger: cfg.Logger}
+		e.fetcher = &fetch.HTTP{
+			Client:    e.client,
+			UserAgent: cfg.UserAgent,
+			Timeout:   e.limits.RequestTimeout,
+			MaxBytes:  e.limits.MaxBytes,
+			Clock:     cfg.Clock,
+			Logger:    cfg.Logger,
+		}
 	}
 	return e, nil
 }
@@ -57,18 +78,50 @@ func transportOf(c *http.Client) http.RoundTripper {
 	return http.DefaultTransport
 }
 
-// userAgent sets the engine's User-Agent on requests that have none.
-type userAgent struct {
-	base http.RoundTripper
-	ua   string
+// budget counts the page requests of a run against Limits.MaxPages.
+type budget struct {
+	max  int64 // 0: no cap
+	used atomic.Int64
 }
 
-func (t *userAgent) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("User-Agent") == "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("User-Agent", t.ua)
+// take reserves one request; false once the cap is reached.
+func (b *budget) take() bool {
+	if b.max <= 0 {
+		b.used.Add(1)
+		return true
 	}
-	return t.base.RoundTrip(r)
+	for {
+		u := b.used.Load()
+		if u >= b.max {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+1) {
+			return true
+		}
+	}
+}
+
+// ticket travels in the context of one page fetch. The engine reserves the
+// fetch's first request before calling the fetcher (so fetchers that do not
+// use the engine's transport are capped too); retries and redirect hops
+// through the transport take further requests from the budget.
+type ticket struct {
+	b       *budget
+	prepaid atomic.Bool
+}
+
+type ticketKey struct{}
+
+// admit is the transport's hook: every page request sent needs a slot.
+func admit(req *http.Request) error {
+	t, ok := req.Context().Value(ticketKey{}).(*ticket)
+	if !ok {
+		return nil // not a page request (discovery documents)
+	}
+	if t.prepaid.CompareAndSwap(true, false) || t.b.take() {
+		return nil
+	}
+	return fmt.Errorf("%w: %d page requests sent", fetch.ErrCapReached, t.b.max)
 }
 
 // DiscoveryError means the source's listing was incomplete: the run went on
@@ -91,6 +144,9 @@ type run struct {
 	owner  string
 	start  time.Time
 
+	budget  budget
+	stopped atomic.Bool // a cap ended the run: dispatch no more rows
+
 	mu        sync.Mutex
 	rep       *Report
 	done      int
@@ -111,6 +167,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return nil, errors.New("recrawl: Run needs a source")
 	}
 	r := &run{e: e, source: src.Name(), owner: newOwner(), start: e.cfg.Clock.Now()}
+	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
 	st := e.cfg.State
@@ -123,6 +180,12 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	}()
 	log := e.cfg.Logger.With("source", r.source)
 	log.InfoContext(ctx, "run started")
+	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
+		// A site whose rules cannot be read is not touched at all.
+		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
+			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
+		}
+	}
 
 	discErr := r.discover(ctx, src)
 	if err := ctx.Err(); err != nil {
@@ -137,6 +200,10 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		log.WarnContext(ctx, "discovery incomplete; nothing counted missing", "err", discErr)
 	} else if isLimit(discErr) {
 		r.rep.Incomplete = true
+		var le *discover.LimitError
+		errors.As(discErr, &le)
+		r.rep.StoppedBy = le.Limit
+		log.InfoContext(ctx, "discovery stopped at a cap; nothing counted missing", "cap", le.Limit)
 	} else {
 		n, err := st.MarkMissing(ctx, r.source, r.start, r.start, e.cfg.MissingRuns)
 		if err != nil {
@@ -206,7 +273,12 @@ func (r *run) discover(ctx context.Context, src discover.Source) error {
 		batch = batch[:0]
 		return nil
 	}
-	env := discover.Env{Client: e.client, Logger: e.cfg.Logger}
+	env := discover.Env{
+		Client:       e.client,
+		MaxDepth:     capOrUnlimited(e.limits.MaxDepth),
+		MaxDocuments: capOrUnlimited(e.limits.MaxPages),
+		Logger:       e.cfg.Logger,
+	}
 	err := src.Discover(ctx, env, func(l discover.Link) error {
 		r.rep.Discovered++
 		if l.Skip != "" {
@@ -248,6 +320,14 @@ func (r *run) discover(ctx context.Context, src discover.Source) error {
 		return &DiscoveryError{Source: r.source, Err: err}
 	}
 	return nil
+}
+
+// capOrUnlimited maps a Limits cap (0: none) to a discover.Env bound.
+func capOrUnlimited(n int) int {
+	if n <= 0 {
+		return math.MaxInt
+	}
+	return n
 }
 
 // skip counts a URL skipped at discovery. Discovery runs on one goroutine,
@@ -292,6 +372,9 @@ loop:
 			break
 		}
 		for _, row := range rows {
+			if r.stopped.Load() {
+				break loop
+			}
 			select {
 			case jobs <- row:
 			case <-ctx.Done():
@@ -308,6 +391,13 @@ loop:
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if r.stopped.Load() {
+		// Rows the cap kept from being requested stay due for the next run.
+		r.mu.Lock()
+		r.rep.Skipped[SkipMaxPages] += r.rep.Due - r.done
+		r.rep.StoppedBy = StopMaxPages
+		r.mu.Unlock()
+	}
 	if qerr != nil {
 		return qerr
 	}
@@ -319,13 +409,43 @@ loop:
 // process fetches one due row and records its outcome.
 func (r *run) process(ctx context.Context, row crawlstate.Row) {
 	e := r.e
+	if r.stopped.Load() {
+		return
+	}
+	if e.limits.RespectRobots {
+		allowed, err := e.polite.Allowed(ctx, row.OriginalURL)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.stage(StageFetch, 0)
+				r.stage(StageFetch, -1)
+				r.fail(ctx, row, StageFetch, 0, err)
+			}
+			return
+		}
+		if !allowed {
+			r.skipDue(row, SkipRobots)
+			return
+		}
+	}
+	if !r.budget.take() {
+		r.stopped.Store(true)
+		return
+	}
+	t := &ticket{b: &r.budget}
+	t.prepaid.Store(true)
 	req := fetch.Request{URL: row.OriginalURL, ETag: row.ETag, LastModified: row.LastModified}
 	r.stage(StageFetch, 0)
-	resp, err := e.fetcher.Fetch(ctx, req)
+	resp, err := e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
 	r.countRequests(resp, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return // interrupted: the row stays due, nothing to record
+		}
+		if errors.Is(err, fetch.ErrCapReached) {
+			// A retry or redirect hop met the cap: the row stays due.
+			r.stopped.Store(true)
+			r.stage(StageFetch, -1)
+			return
 		}
 		r.stage(StageFetch, -1)
 		r.fail(ctx, row, StageFetch, 0, err)
@@ -462,6 +582,17 @@ func (r *run) countRequests(resp *fetch.Response, err error) {
 	r.mu.Lock()
 	r.rep.Requests += n
 	r.mu.Unlock()
+}
+
+// skipDue counts a due URL that was not requested (robots.txt denies it);
+// the row is left as it was.
+func (r *run) skipDue(row crawlstate.Row, reason string) {
+	r.mu.Lock()
+	r.rep.Skipped[reason]++
+	r.done++
+	ev := Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now(), Done: r.done, Due: r.rep.Due}
+	r.mu.Unlock()
+	r.emit(ev)
 }
 
 // finishURL counts a due URL's outcome and tells the observer.

@@ -19,7 +19,7 @@ import (
 // own scheduler. The second run, a day later, finds every page unchanged
 // with conditional requests and downloads no body.
 func ExampleEngine_Run() {
-	clk := clock.NewFake(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	clk := clock.NewAutoFake(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)) // waits cost no real time
 	site := testsite.New(testsite.Options{Pages: 25, Clock: clk}) // a fake site on loopback
 	defer site.Close()
 

@@ -36,8 +36,16 @@ const (
 
 // Reasons a URL is skipped.
 const (
-	SkipInvalid = "invalid"  // discovery listed a URL that does not normalize
-	SkipOffHost = "off-host" // a sitemap listed a URL of another host
+	SkipInvalid  = "invalid"   // discovery listed a URL that does not normalize
+	SkipOffHost  = "off-host"  // a sitemap listed a URL of another host
+	SkipRobots   = "robots"    // robots.txt disallows the URL; it was not requested
+	SkipMaxPages = "max_pages" // the page cap ended the run first; the row stays due
+)
+
+// Caps named by Report.StoppedBy.
+const (
+	StopMaxPages = "max_pages"
+	StopMaxDepth = "max_depth"
 )
 
 // Event is one URL outcome, delivered to Config.Observer as it happens.

@@ -299,7 +299,8 @@ INSERT OR IGNORE INTO discovered (url, original_url, lastmod, outcome, lastmod_m
 SELECT r.url, r.original_url, r.lastmod,
 	CASE
 		WHEN p.url IS NULL THEN 'new'
-		WHEN p.gone = 1 AND NOT :keep_tombstones THEN 'revived'
+		WHEN p.gone = 1 AND NOT :keep_tombstones
+			AND (p.missing_runs > 0 OR (r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod)) THEN 'revived'
 		WHEN p.gone = 0 AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod THEN 'bumped'
 		ELSE 'seen'
 	END,
@@ -490,12 +491,19 @@ WHERE source = :source AND gone = 0 AND last_seen < :run_start`
 // multiple of the threshold due at now, unless they are due earlier. It
 // is a separate statement so that the common case, counting, leaves the
 // due index alone.
+// absentTombstoneSQL flags gone rows the listing lacked, so that a later
+// listing revives them (a rediscovery); a tombstone already flagged is
+// left alone, so a long-dead URL costs no write per run.
+const absentTombstoneSQL = `
+UPDATE pages SET missing_runs = 1
+WHERE source = :source AND gone = 1 AND last_seen < :run_start AND missing_runs = 0`
+
 const confirmMissingSQL = `
 UPDATE pages SET next_check = :now
 WHERE source = :source AND gone = 0 AND last_seen < :run_start
 	AND missing_runs % :threshold = 0 AND next_check > :now`
 
-// MarkMissing implements State in one transaction of two UPDATEs.
+// MarkMissing implements State in one transaction of three UPDATEs.
 func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
 	if threshold < 1 {
@@ -518,6 +526,9 @@ func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now t
 		}
 		if _, err := tx.ExecContext(ctx, confirmMissingSQL, args...); err != nil {
 			return fmt.Errorf("crawlstate: %s: make due: %w", op, err)
+		}
+		if _, err := tx.ExecContext(ctx, absentTombstoneSQL, args...); err != nil {
+			return fmt.Errorf("crawlstate: %s: flag absent tombstones: %w", op, err)
 		}
 		return nil
 	})

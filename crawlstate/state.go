@@ -113,7 +113,8 @@ type Failure struct {
 // Options are the policies of a State implementation.
 type Options struct {
 	// KeepTombstones keeps gone rows gone when discovery lists them again.
-	// By default rediscovery revives a gone row (it becomes due now).
+	// By default rediscovery revives a gone row (it becomes due now); see
+	// UpsertDiscovered for what counts as rediscovery.
 	KeepTombstones bool
 }
 
@@ -136,7 +137,10 @@ type State interface {
 	// are inserted due now; existing rows get LastSeen = now and
 	// MissingRuns = 0; a row whose non-zero LastMod differs from the stored
 	// SitemapLastMod becomes due now; a gone row is revived (due now) unless
-	// Options.KeepTombstones.
+	// Options.KeepTombstones, when it is rediscovered: listed again after
+	// at least one listing lacked it since it went gone, or listed with a
+	// moved LastMod. A tombstone that a stale sitemap keeps listing stays
+	// gone, so it is not refetched on every run.
 	//
 	// "Due now" means NextCheck is zero. A non-zero LastMod is stored; a
 	// zero one keeps the stored SitemapLastMod. A revived row forgets its
@@ -151,6 +155,8 @@ type State interface {
 	// confirm the deletion with a fetch; absence alone never marks a row
 	// gone. It returns how many rows were counted missing. A row already
 	// due before now keeps its NextCheck; a threshold below 1 is an error.
+	// A gone row not seen since runStart gets MissingRuns of at least 1 (it
+	// is not counted in the result): its next listing is a rediscovery.
 	MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error)
 
 	// Due returns up to limit rows of source that are not gone and whose

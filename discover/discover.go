@@ -99,6 +99,14 @@ type Source interface {
 	Discover(ctx context.Context, env Env, yield func(Link) error) error
 }
 
+// Entrier is implemented by sources that start from one URL (a sitemap, an
+// llms.txt file, a crawl's start page). The engine reads that host's
+// robots.txt before discovery, so a site whose rules cannot be read is not
+// touched at all.
+type Entrier interface {
+	EntryURL() string
+}
+
 // LimitError reports that discovery stopped at a cap. What was found
 // before it is complete enough to use.
 type LimitError struct {

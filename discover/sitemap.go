@@ -35,6 +35,9 @@ func (s Sitemap) Name() string {
 	return s.URL
 }
 
+// EntryURL implements Entrier.
+func (s Sitemap) EntryURL() string { return s.URL }
+
 type sitemapDoc struct {
 	url   string
 	depth int

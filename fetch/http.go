@@ -27,6 +27,10 @@ const (
 	DefaultUserAgent     = "recrawl/0.1 (+https://github.com/recrawl/recrawl)"
 )
 
+// ErrCapReached is returned (wrapped) for a request that was not sent
+// because the run's request cap was reached. It is never retried.
+var ErrCapReached = errors.New("request cap reached")
+
 // ErrTooManyRedirects is returned (wrapped) when a page redirects more than
 // MaxRedirects times.
 var ErrTooManyRedirects = errors.New("too many redirects")
@@ -126,8 +130,10 @@ func retryable(ctx context.Context, err error) bool {
 	if errors.As(err, &se) {
 		return se.Temporary()
 	}
-	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTooManyRedirects) {
-		return false
+	for _, permanent := range []error{ErrTooLarge, ErrTooManyRedirects, ErrDenied, ErrRobotsUnavailable, ErrCapReached} {
+		if errors.Is(err, permanent) {
+			return false
+		}
 	}
 	var bad *badRequestError
 	return !errors.As(err, &bad)

@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecordUnknownURL", testRecordUnknown},
 		{"RecordBatchIsAtomic", testRecordAtomic},
 		{"Revive", testRevive},
+		{"ReviveOnMovedLastmod", testReviveOnMovedLastmod},
 		{"KeepTombstones", testKeepTombstones},
 		{"DueOrderAndPaging", testDuePaging},
 		{"DueRejectsBadLimit", testDueBadLimit},
@@ -285,7 +286,7 @@ func testMarkMissing(t *testing.T, open Opener) {
 		require.Equal(t, run, leaves.MissingRuns)
 		require.False(t, leaves.Gone, "absence alone never marks a row gone")
 		require.Zero(t, get(t, s, src, "https://ex.com/stays").MissingRuns)
-		require.Zero(t, get(t, s, src, "https://ex.com/gone").MissingRuns, "gone rows are not counted")
+		require.Equal(t, 1, get(t, s, src, "https://ex.com/gone").MissingRuns, "an absent tombstone is flagged once (for rediscovery), never counted up")
 
 		due := dueURLs(t, s, src, now)
 		if run%threshold == 0 {
@@ -536,10 +537,20 @@ func testRevive(t *testing.T, open Opener) {
 	}}))
 	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: u, At: t0.Add(time.Hour), Gone: true}}))
 
+	// A stale listing that keeps naming the tombstone does not revive it.
+	st := upsert(t, s, src, t0.Add(2*time.Hour), disc(u, "https://ex.com/b"))
+	require.Equal(t, crawlstate.UpsertStats{Seen: 2}, st)
+	require.True(t, get(t, s, src, u).Gone, "listed all along: a stale entry, not a rediscovery")
+
+	// Absent from one listing, then listed again: a rediscovery.
 	t1 := t0.Add(48 * time.Hour)
+	upsert(t, s, src, t1.Add(-time.Hour), disc("https://ex.com/b"))
+	n, err := s.MarkMissing(ctxT(t), src, t1.Add(-time.Hour), t1.Add(-time.Hour), 3)
+	require.NoError(t, err)
+	require.Equal(t, 0, n, "tombstones are not counted missing")
 	ds := disc(u, "https://ex.com/b")
 	ds[0].LastMod = t1 // a moved lastmod on a revived row counts as a revival only
-	st := upsert(t, s, src, t1, ds)
+	st = upsert(t, s, src, t1, ds)
 	require.Equal(t, crawlstate.UpsertStats{Seen: 2, Revived: 1}, st)
 	r := get(t, s, src, u)
 	require.False(t, r.Gone)
@@ -552,6 +563,21 @@ func testRevive(t *testing.T, open Opener) {
 	_, gone, err := s.Count(ctxT(t), src)
 	require.NoError(t, err)
 	require.Zero(t, gone)
+}
+
+func testReviveOnMovedLastmod(t *testing.T, open Opener) {
+	s := fresh(t, open, crawlstate.Options{})
+	u := "https://ex.com/a"
+	ds := disc(u)
+	ds[0].LastMod = t0
+	upsert(t, s, src, t0, ds)
+	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: u, At: t0, Gone: true}}))
+	st := upsert(t, s, src, t0.Add(time.Hour), ds)
+	require.Equal(t, crawlstate.UpsertStats{Seen: 1}, st, "same lastmod: still gone")
+	ds[0].LastMod = t0.Add(30 * time.Minute)
+	st = upsert(t, s, src, t0.Add(2*time.Hour), ds)
+	require.Equal(t, crawlstate.UpsertStats{Seen: 1, Revived: 1}, st, "a republished page (moved lastmod) is revived")
+	require.False(t, get(t, s, src, u).Gone)
 }
 
 func testKeepTombstones(t *testing.T, open Opener) {

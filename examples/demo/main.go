@@ -42,7 +42,7 @@ func main() {
 
 func run(out io.Writer, pages, days int, seed uint64) error {
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC))
+	clk := clock.NewAutoFake(time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC)) // pacing waits cost no real time
 	site := testsite.New(testsite.Options{Pages: pages, Clock: clk})
 	defer site.Close()
 

@@ -92,7 +92,7 @@ type Request struct {
 	UserAgent       string
 	Status          int
 	Bytes           int
-	At              time.Time // on the site's clock
+	At              time.Time // arrival, on the site's clock
 }
 
 // Conditional reports whether the request carried a validator.
@@ -410,7 +410,8 @@ func (s *Site) Huge(path string, n int64) {
 	s.huge[path] = n
 }
 
-// Requests returns a copy of the request log.
+// Requests returns a copy of the request log, in the order the answers
+// completed.
 func (s *Site) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -472,6 +473,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
+	at := s.clock.Now() // when the request arrived
 	path := r.URL.Path
 	s.mu.Lock()
 	delay := s.delays[path]
@@ -492,7 +494,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		UserAgent:       r.UserAgent(),
 		Status:          rec.status,
 		Bytes:           rec.bytes,
-		At:              s.clock.Now(),
+		At:              at,
 	})
 	s.mu.Unlock()
 }
