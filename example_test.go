@@ -20,7 +20,7 @@ import (
 // with conditional requests and downloads no body.
 func ExampleEngine_Run() {
 	clk := clock.NewAutoFake(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)) // waits cost no real time
-	site := testsite.New(testsite.Options{Pages: 25, Clock: clk}) // a fake site on loopback
+	site := testsite.New(testsite.Options{Pages: 25, Clock: clk})           // a fake site on loopback
 	defer site.Close()
 
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
