@@ -238,7 +238,7 @@ func TestServerErrorLeavesTheRowUntouched(t *testing.T) {
 	before := f.row(path)
 	f.clk.Advance(25 * time.Hour)
 	f.site.Fail(path, http.StatusServiceUnavailable, 100, "")
-	rep := f.runAuto()
+	rep := f.run()
 	require.Equal(t, 1, rep.Failed[recrawl.StageFetch])
 	require.Equal(t, 5, rep.Requests, "three attempts for the failing page, one each for the others")
 	after := f.row(path)
@@ -252,26 +252,10 @@ func TestServerErrorLeavesTheRowUntouched(t *testing.T) {
 	// The next run retries it and sees the edit made meanwhile.
 	f.site.Fail(path, http.StatusServiceUnavailable, 0, "")
 	f.site.SetContent(path, "<p>Rewritten while the server was failing.</p>")
-	rep = f.runAuto()
+	rep = f.run()
 	require.Equal(t, 1, rep.Due)
 	require.Equal(t, 1, rep.Changed)
 	require.Equal(t, 0, f.row(path).Failures)
-}
-
-// runAuto runs with an auto-advancing clock, for runs that wait (backoff).
-func (f *fixture) runAuto() *recrawl.Report {
-	f.t.Helper()
-	f.site.ResetLog()
-	clk := clock.NewAutoFake(f.clk.Now())
-	l := recrawl.DefaultLimits()
-	l.RequestDelay = 0
-	cfg := recrawl.Config{State: f.state, Clock: clk, Limits: &l}
-	eng, err := recrawl.New(cfg)
-	require.NoError(f.t, err)
-	rep, err := eng.Run(context.Background(), f.src)
-	require.NoError(f.t, err)
-	reconcile(f.t, rep)
-	return rep
 }
 
 func TestCancelledRunLosesNothing(t *testing.T) {

@@ -150,7 +150,7 @@ func TestOtherClientErrorsAreNotRetried(t *testing.T) {
 
 func TestBodyIsCappedAndTimeoutsApply(t *testing.T) {
 	s := newSite(t, testsite.Options{Pages: 1})
-	s.Huge("/big", 5<<20)
+	s.Huge("/big", 64<<20)
 	f := &fetch.HTTP{MaxBytes: 1 << 20}
 	_, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL() + "/big"})
 	require.ErrorIs(t, err, fetch.ErrTooLarge)
@@ -159,7 +159,7 @@ func TestBodyIsCappedAndTimeoutsApply(t *testing.T) {
 	require.EqualValues(t, 1<<20, tl.Limit)
 	// The server logs the request once its handler sees the hang-up.
 	require.Eventually(t, func() bool { return len(s.Requests()) == 1 }, 5*time.Second, 10*time.Millisecond)
-	require.Less(t, s.Requests()[0].Bytes, 5<<20, "the connection was released before the whole body was sent")
+	require.Less(t, s.Requests()[0].Bytes, 64<<20, "the connection was released before the whole body was sent")
 
 	s.Slow("/slow", 2*time.Second)
 	f = &fetch.HTTP{Timeout: 50 * time.Millisecond, MaxAttempts: 1}

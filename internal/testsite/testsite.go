@@ -124,6 +124,12 @@ type Site struct {
 	sitemapPath string
 	noSitemap   bool
 	llmsCode    int
+	docs        map[string]document
+}
+
+type document struct {
+	contentType string
+	body        []byte
 }
 
 // DefaultStart is the fixed time of the default clock.
@@ -153,6 +159,7 @@ func New(opts Options) *Site {
 		robots:     opts.Robots,
 		robotsCode: http.StatusOK,
 		llmsCode:   http.StatusOK,
+		docs:       map[string]document{},
 	}
 	s.sitemapPath = "/sitemap.xml"
 	if opts.SitemapGzip {
@@ -356,6 +363,16 @@ func (s *Site) AddRaw(path, contentType string, body []byte) string {
 	return s.srv.URL + path
 }
 
+// Serve makes path answer body with contentType. Unlike a page it is not
+// listed in the sitemap or llms.txt: use it for hand-made sitemaps,
+// llms.txt variants and other documents. It returns the document's URL.
+func (s *Site) Serve(path, contentType string, body []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.docs[path] = document{contentType: contentType, body: body}
+	return s.srv.URL + path
+}
+
 // ScriptOnlyHTML is a page whose content is rendered by client-side
 // JavaScript: an empty app root and scripts.
 const ScriptOnlyHTML = `<!doctype html><html><head><title>App</title><script src="/static/app.js"></script></head>
@@ -514,6 +531,11 @@ func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", ra)
 		}
 		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	if d, ok := s.docs[path]; ok {
+		s.mu.Unlock()
+		serveWithETag(w, r, d.body, d.contentType)
 		return
 	}
 	if n, ok := s.huge[path]; ok {

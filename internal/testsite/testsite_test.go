@@ -176,3 +176,15 @@ func TestRobotsAndHugeAndRaw(t *testing.T) {
 	require.Equal(t, "text/html", resp.Header.Get("Content-Type"))
 	require.Contains(t, string(body), `<div id="root"></div>`)
 }
+
+func TestServeDocument(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 1})
+	defer s.Close()
+	u := s.Serve("/nested/index.xml", "application/xml", []byte("<sitemapindex/>"))
+	require.Equal(t, s.URL()+"/nested/index.xml", u)
+	resp, body := get(t, s, "/nested/index.xml", nil)
+	require.Equal(t, "application/xml", resp.Header.Get("Content-Type"))
+	require.Equal(t, "<sitemapindex/>", string(body))
+	_, sm := get(t, s, "/sitemap.xml", nil)
+	require.NotContains(t, string(sm), "nested", "documents are not listed")
+}
