@@ -47,8 +47,9 @@ type Optimal struct {
 	// DefaultMaxInterval). Max is the floor visit of pages not worth
 	// following.
 	Min, Max time.Duration
-	// ExploreChecks is how many checks a new page spends on the
-	// exploration schedule (default DefaultExploreChecks; negative: none).
+	// ExploreChecks is how many checks a page needs before it may be left
+	// at the floor (default DefaultExploreChecks; negative: no
+	// exploration).
 	ExploreChecks int
 }
 

@@ -64,9 +64,6 @@ func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 }
 
 func add(sum *Result, r Result) {
-	if sum.VolatileMinInterval == 0 || (r.VolatileMinInterval > 0 && r.VolatileMinInterval < sum.VolatileMinInterval) {
-		sum.VolatileMinInterval = r.VolatileMinInterval
-	}
 	sum.Policy = r.Policy
 	sum.Budget += r.Budget
 	sum.Freshness += r.Freshness
@@ -82,6 +79,7 @@ func add(sum *Result, r Result) {
 	sum.VolatilePages += r.VolatilePages
 	sum.VolatileAlerts += r.VolatileAlerts
 	sum.VolatileInterval += r.VolatileInterval
+	sum.VolatileCollapsed += r.VolatileCollapsed
 	if sum.Classes == nil {
 		sum.Classes = make([]ClassResult, len(r.Classes))
 	}
@@ -97,8 +95,7 @@ func add(sum *Result, r Result) {
 	}
 }
 
-// scaleResult turns a sum into a mean; the smallest interval stays the
-// smallest over all worlds.
+// scaleResult turns a sum into a mean.
 func scaleResult(r *Result, k float64) {
 	d := func(x time.Duration) time.Duration { return time.Duration(float64(x) * k) }
 	r.Budget *= schedule.Rate(k)
@@ -115,6 +112,7 @@ func scaleResult(r *Result, k float64) {
 	r.VolatilePages *= k
 	r.VolatileAlerts *= k
 	r.VolatileInterval = d(r.VolatileInterval)
+	r.VolatileCollapsed *= k
 	for i := range r.Classes {
 		c := &r.Classes[i]
 		c.Share *= k
@@ -156,7 +154,7 @@ func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "policy\tfresh\tvs ref\tage h\tp95 age h\tdetect h\tfetches\tbudget/day\twasted\talerts\tdeleted\tnoticed\tdel. lat. h\t"
 	if volatile {
-		head += "volatile alerts\tvolatile iv h\tvolatile min iv h\t"
+		head += "volatile pages\tvolatile alerts\tvolatile iv h\tcollapsed\t"
 	}
 	fmt.Fprintln(tw, head)
 	h := func(d time.Duration) string { return fmt.Sprintf("%.1f", d.Hours()) }
@@ -173,7 +171,7 @@ func WriteTable(w io.Writer, results []Result) error {
 			r.Policy, r.Freshness, rel, h(r.MeanAge), h(r.P95Age), h(r.DetectionLatency),
 			r.Fetches, budget, r.Wasted, r.Alerts, r.Deletions, r.DeletionsNoticed, h(r.DeletionLatency))
 		if volatile {
-			line += fmt.Sprintf("%.0f\t%s\t%s\t", r.VolatileAlerts, h(r.VolatileInterval), h(r.VolatileMinInterval))
+			line += fmt.Sprintf("%.0f\t%.0f\t%s\t%.0f\t", r.VolatilePages, r.VolatileAlerts, h(r.VolatileInterval), r.VolatileCollapsed)
 		}
 		fmt.Fprintln(tw, line)
 	}

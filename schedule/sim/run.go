@@ -35,12 +35,13 @@ type Result struct {
 	// fetch found gone, after DeletionLatency on average.
 	Deletions, DeletionsNoticed float64
 	DeletionLatency             time.Duration
-	// VolatilePages counts live pages with volatile markup at the end;
-	// VolatileAlerts the alerts they raised; VolatileInterval and
-	// VolatileMinInterval the mean and smallest interval they were last
-	// given (a collapse shows as an interval at the floor).
-	VolatilePages, VolatileAlerts         float64
-	VolatileInterval, VolatileMinInterval time.Duration
+	// VolatilePages counts live, fetched pages with volatile markup at the
+	// end; VolatileAlerts the alerts they raised; VolatileInterval is the
+	// mean interval they were last given and VolatileCollapsed counts those
+	// whose interval had collapsed to CollapseInterval or less.
+	VolatilePages, VolatileAlerts float64
+	VolatileInterval              time.Duration
+	VolatileCollapsed             float64
 	// Classes breaks freshness and fetches down by the mix's classes, in
 	// the mix's order.
 	Classes []ClassResult
@@ -63,6 +64,11 @@ type ClassResult struct {
 	// Interval is the mean interval the class's live pages were last given.
 	Interval time.Duration
 }
+
+// CollapseInterval is the interval at or below which a page with volatile
+// markup counts as collapsed: twice the one-hour floor of Halving and
+// Optimal.
+const CollapseInterval = 2 * time.Hour
 
 // state is one page during one simulation.
 type state struct {
@@ -315,10 +321,9 @@ func (r *runner) finish() {
 			ca.iv += float64(s.sched.Interval)
 			if t.volatile {
 				r.res.VolatilePages++
-				iv := s.sched.Interval
-				r.res.VolatileInterval += iv
-				if r.res.VolatileMinInterval == 0 || iv < r.res.VolatileMinInterval {
-					r.res.VolatileMinInterval = iv
+				r.res.VolatileInterval += s.sched.Interval
+				if s.sched.Interval <= CollapseInterval {
+					r.res.VolatileCollapsed++
 				}
 			}
 		}

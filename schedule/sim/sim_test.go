@@ -70,9 +70,8 @@ func TestVolatileMarkupMix(t *testing.T) {
 		require.Positive(t, r.VolatilePages, r.Policy)
 		require.Zero(t, r.VolatileAlerts, "%s: volatile markup raised alerts", r.Policy)
 		require.Equal(t, r.Alerts, r.Fetches-r.Wasted-firstFetches(r), "%s: alerts are exactly the real changes detected", r.Policy)
-		if r.Policy != "Uniform" {
-			require.GreaterOrEqual(t, r.VolatileMinInterval, 24*time.Hour, "%s: interval collapsed", r.Policy)
-		}
+		require.Zero(t, r.VolatileCollapsed, "%s: interval collapsed", r.Policy)
+		require.Greater(t, r.VolatileInterval, 24*time.Hour, r.Policy)
 	}
 
 	raw := cfg
@@ -81,7 +80,8 @@ func TestVolatileMarkupMix(t *testing.T) {
 	require.NoError(t, err)
 	naive := sim.Run(rw, sim.Halving(), 0)
 	require.Positive(t, naive.VolatileAlerts, "raw bytes: every fetch of a volatile page alerts")
-	require.Equal(t, time.Hour, naive.VolatileMinInterval, "raw bytes: the interval collapses to the floor")
+	require.Equal(t, naive.VolatilePages, naive.VolatileCollapsed, "raw bytes: every volatile page collapses to the floor")
+	require.Equal(t, time.Hour, naive.VolatileInterval)
 	require.Greater(t, naive.Fetches, ref.Fetches)
 }
 
