@@ -32,6 +32,9 @@ type Link struct {
 	// (for example "off-host"); the engine counts it as skipped with this
 	// reason.
 	Skip string
+	// Via is the discovery document that listed the link (the sitemap file
+	// of a sitemap entry); "" for links found otherwise.
+	Via string
 }
 
 // Env is what a source needs from the engine.
@@ -48,6 +51,86 @@ type Env struct {
 	MaxBytes int64
 	// Logger receives diagnostics (default: discard).
 	Logger *slog.Logger
+
+	// Documents, when set, remembers discovery documents between runs, so
+	// a source requests them conditionally (If-None-Match /
+	// If-Modified-Since) and can tell an unchanged document cheaply.
+	Documents DocumentStore
+	// OnUnchanged, when set, is called for a document that is known to
+	// list exactly what it listed before: it answered 304, or (with
+	// TrustLastMod) its lastmod in a sitemap index did not move and it was
+	// not requested. Its links are not yielded again; the engine marks the
+	// URLs it listed before as seen. Without OnUnchanged, sources request
+	// documents unconditionally.
+	OnUnchanged func(ctx context.Context, docURL string) error
+	// TrustLastMod makes a sitemap index authoritative: a child sitemap
+	// whose lastmod equals the one stored for it is not requested at all.
+	TrustLastMod bool
+
+	// Pages, when set, lets a source that fetches pages itself (a crawl)
+	// take part in the incremental state; see PageHandler.
+	Pages PageHandler
+}
+
+// DocumentStore remembers discovery documents between runs. The engine
+// backs it with its state. Implementations are safe for concurrent use.
+type DocumentStore interface {
+	// Document returns what is stored about url; ok is false if nothing is.
+	Document(ctx context.Context, url string) (doc DocumentInfo, ok bool, err error)
+	// PutDocument stores what a source learned about a document.
+	PutDocument(ctx context.Context, doc DocumentInfo) error
+}
+
+// DocumentInfo is what a source remembers about one of its documents.
+type DocumentInfo struct {
+	URL           string
+	ETag          string // validators of the last 200
+	LastModified  string
+	Entries       int       // links the document listed
+	NewestLastMod time.Time // the newest lastmod among them; zero if none
+	// ListedLastMod is the lastmod a parent sitemap index gave for this
+	// document when it was last read; zero if none.
+	ListedLastMod time.Time
+}
+
+// PageHandler lets a source that fetches pages itself (a crawl) take part
+// in the incremental state instead of only listing URLs: pages already
+// known are requested conditionally, every answer is recorded exactly as a
+// fetch from the due queue would be, and a page that answers 304 continues
+// the crawl from its stored links. Implementations are safe for concurrent
+// use.
+type PageHandler interface {
+	// Prepare is called before a page request, with the URL as it will be
+	// requested. It returns the context to send the request with (the
+	// engine counts it against the page cap) and the validators to send.
+	// skip, when not empty, is the reason the page must not be requested
+	// (the URL is not accepted, or it was already handled in this run);
+	// the source yields the link with that Skip and follows none of its
+	// links.
+	Prepare(ctx context.Context, rawURL string, depth int) (reqCtx context.Context, v Validators, skip string, err error)
+	// Handle receives the outcome of a page request: the answer (any
+	// status, with its body) or the transport error. It returns the
+	// page's outgoing links, absolute: from the body for a 200, the stored
+	// ones for a 304, none otherwise. An error stops the crawl.
+	Handle(ctx context.Context, page CrawledPage) (links []string, err error)
+}
+
+// Validators are the stored validators of a known page.
+type Validators struct {
+	ETag         string
+	LastModified string
+}
+
+// CrawledPage is the outcome of one page request of a crawl.
+type CrawledPage struct {
+	URL         string // as requested
+	FinalURL    string // after redirects
+	Depth       int
+	Status      int // 0 when Err is set
+	Header      http.Header
+	ContentType string
+	Body        []byte
+	Err         error // the transport error (robots denial, cap, timeout...)
 }
 
 // Defaults for Env's zero fields.
