@@ -43,8 +43,8 @@ var ErrHybridConfig = errors.New("fetch: Hybrid needs both a Direct and a Remote
 //     marks the host blocked: its later requests go straight to Remote,
 //     for BlockTTL or, when it is zero, for the Hybrid's life.
 //
-// Any other Direct error (a transport error, a robots.txt refusal, a body
-// over the size cap) is returned as it is: Remote is not a way around the
+// Any other Direct error (a transport error, a robots.txt refusal such as
+// Polite's *DeniedError, a body over the size cap) is returned as it is: Remote is not a way around the
 // site's rules. Errors of Remote are returned as they are (a fatal one, such
 // as Geonode's payment-required error, must reach the engine).
 //

@@ -214,6 +214,14 @@ func TestHybridDoesNotBypassOtherDirectErrors(t *testing.T) {
 	require.ErrorIs(t, err, fetch.ErrTooLarge)
 	require.Empty(t, e.api.Requests())
 
+	// robots.txt forbids the page: Geonode is not a way around it.
+	e.site.SetRobots("User-agent: *\nDisallow: /docs/\n", 0)
+	polite := &fetch.Hybrid{Direct: &fetch.HTTP{Client: &http.Client{Transport: &fetch.Polite{}}}, Remote: e.remote}
+	_, err = polite.Fetch(context.Background(), fetch.Request{URL: e.site.PageURLs()[0]})
+	require.ErrorIs(t, err, fetch.ErrDenied)
+	require.Empty(t, e.api.Requests())
+	require.Empty(t, polite.BlockedHosts())
+
 	_, err = (&fetch.Hybrid{Direct: e.direct}).Fetch(context.Background(), fetch.Request{URL: "http://x/"})
 	require.ErrorIs(t, err, fetch.ErrHybridConfig)
 }
