@@ -297,6 +297,24 @@ func TestBatchUnfinishedTerminalJob(t *testing.T) {
 	require.Equal(t, "# A", string(got[0].resp.Body))
 }
 
+func TestBatchCancelledElsewhere(t *testing.T) {
+	// Someone cancelled the job (in the dashboard, say): the cancelled URL
+	// gets no yield and FetchBatch reports the job's end.
+	srv := newScriptedServer(t, []string{
+		`{"job_id":"j3","status":"queued","accepted_urls":2,"invalid_urls":[]}`,
+		`{"job_id":"j3","status":"cancelled","total_urls":2,"completed_urls":1,"failed_urls":0,"cancelled_urls":1,"results":[
+		  {"input_index":0,"url":"https://example.com/a","status":"completed","data":{"markdown":"# A"},"metadata":{"http_status":200}},
+		  {"input_index":1,"url":"https://example.com/b","status":"cancelled"}]}`,
+	})
+	c, err := geonode.New("k", geonode.WithBaseURL(srv), geonode.WithPolling(time.Millisecond, time.Millisecond))
+	require.NoError(t, err)
+	got, err := collect(t, context.Background(), c, []fetch.Request{{URL: "https://example.com/a"}, {URL: "https://example.com/b"}})
+	require.ErrorIs(t, err, geonode.ErrJobFailed)
+	require.ErrorContains(t, err, `"cancelled"`)
+	require.Len(t, got, 1)
+	require.Nil(t, got[1])
+}
+
 func TestBatchResultsWithoutInputIndex(t *testing.T) {
 	// Results identified by URL only, in reverse order, with counters
 	// absent: still mapped and yielded once.

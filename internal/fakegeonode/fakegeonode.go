@@ -1132,7 +1132,7 @@ func (s *Server) readSitemap(ctx context.Context, sitemapURL string, depth int, 
 	}
 }
 
-// ErrNoJob is returned by JobIDs helpers for an unknown job.
+// ErrNoJob is returned by BatchStatus for an unknown job id.
 var ErrNoJob = errors.New("fakegeonode: no such job")
 
 // BatchStatus returns a batch job's status, or ErrNoJob.
