@@ -23,6 +23,10 @@
 // origin was reached and the docs do not say otherwise. Failed extractions,
 // rejected requests, job lookups and map calls cost nothing.
 //
+// Pages are fetched only from loopback hosts or the configured Origins, so
+// nothing reaches the internet. The list endpoints, crawl, webhooks, usage
+// and statistics are not implemented (404).
+//
 // Tests steer the fake with Fail/Inject (API errors such as 429 with or
 // without Retry-After, 5xx, 408), FailURL (an extraction that fails),
 // SetBalance (402 once the balance runs out), StallBatches and
@@ -38,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -84,6 +89,11 @@ type Options struct {
 	InvalidURLObjects bool
 	// MaxBodyBytes caps an origin body (default 10 MiB).
 	MaxBodyBytes int64
+	// Origins are the base URLs (scheme://host[:port]) the fake may fetch
+	// pages from, such as a testsite.Site's URL(). Empty means any
+	// loopback host. Other URLs fail as unreachable, so a test can never
+	// reach the internet through the fake.
+	Origins []string
 }
 
 // Request is one logged API request.
@@ -576,6 +586,30 @@ func (p *page) metadata(o pageOptions, mode string) map[string]any {
 	return m
 }
 
+// reachable reports whether the fake may fetch raw: an allowed origin, or
+// a loopback host when no origin is configured.
+func (s *Server) reachable(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if len(s.opts.Origins) == 0 {
+		h := u.Hostname()
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	for _, o := range s.opts.Origins {
+		ou, err := url.Parse(o)
+		if err == nil && strings.EqualFold(ou.Scheme, u.Scheme) && strings.EqualFold(ou.Host, u.Host) {
+			return true
+		}
+	}
+	return false
+}
+
 // fetchPage fetches pageURL from its origin with the caller's headers and
 // converts it. A URL registered with FailURL fails without an origin
 // request; an origin that cannot be reached fails with EXTRACTION_FAILED.
@@ -585,6 +619,9 @@ func (s *Server) fetchPage(ctx context.Context, pageURL string, o pageOptions) *
 	s.mu.Unlock()
 	if failing {
 		return &page{fail: &f}
+	}
+	if !s.reachable(pageURL) {
+		return &page{fail: &urlFailure{code: "EXTRACTION_FAILED", message: "could not reach the target: the fake fetches only its configured origins"}}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pageURL, nil)
 	if err != nil {
@@ -1102,6 +1139,9 @@ func (s *Server) postMap(w http.ResponseWriter, r *http.Request) {
 // readSitemap reads a sitemap (following an index one level) and calls add
 // for every page URL.
 func (s *Server) readSitemap(ctx context.Context, sitemapURL string, depth int, add func(string)) {
+	if !s.reachable(sitemapURL) {
+		return
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sitemapURL, nil)
 	if err != nil {
 		return

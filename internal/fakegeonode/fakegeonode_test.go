@@ -184,3 +184,19 @@ func TestMapAndLog(t *testing.T) {
 	require.True(t, reqs[0].KeyOK)
 	require.Equal(t, 200, reqs[0].Status)
 }
+
+func TestFetchesOnlyAllowedOrigins(t *testing.T) {
+	f := setup(t, 1, fakegeonode.Options{})
+	st, _, body := f.call(t, "POST", "/v1/extract", map[string]any{"url": "https://example.com/"})
+	require.Equal(t, 422, st)
+	require.Equal(t, "EXTRACTION_FAILED", body["code"])
+
+	other := testsite.New(testsite.Options{Pages: 1})
+	t.Cleanup(other.Close)
+	g := setup(t, 1, fakegeonode.Options{Origins: []string{other.URL()}})
+	st, _, _ = g.call(t, "POST", "/v1/extract", map[string]any{"url": other.PageURL("/docs/page-0001")})
+	require.Equal(t, 200, st)
+	st, _, _ = g.call(t, "POST", "/v1/extract", map[string]any{"url": g.site.PageURL("/docs/page-0001")})
+	require.Equal(t, 422, st, "a loopback site that is not a configured origin")
+	require.Equal(t, 1, g.api.OriginRequests())
+}
