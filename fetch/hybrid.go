@@ -205,8 +205,12 @@ func hostKey(raw string) string {
 
 // challengeMaxBytes bounds the bodies IsChallenge inspects: challenge pages
 // are small (a few kB to a few tens of kB), real pages that merely mention
-// the markers are usually larger.
-const challengeMaxBytes = 256 << 10
+// the markers are usually larger. Only the first challengeScanBytes are
+// scanned: the markers sit in the head and the first scripts.
+const (
+	challengeMaxBytes  = 256 << 10
+	challengeScanBytes = 64 << 10
+)
 
 // challengeMarkers are strings only bot-challenge interstitials contain:
 // Cloudflare (managed challenge, JS challenge, "Attention Required"),
@@ -227,7 +231,7 @@ var challengeMarkers = [][]byte{
 
 // IsChallenge reports whether a 2xx answer is a bot challenge instead of
 // the page: a "cf-mitigated: challenge" header, or an HTML body of at most
-// 256 KiB carrying a marker of a known challenge page (Cloudflare's
+// 256 KiB whose first 64 KiB carry a marker of a known challenge page (Cloudflare's
 // "Just a moment...", its challenge-platform script, DataDome, PerimeterX,
 // Imperva, DDoS-Guard, Sucuri, AWS WAF).
 func IsChallenge(r *Response) bool {
@@ -241,7 +245,7 @@ func IsChallenge(r *Response) bool {
 	if (mt != "" && mt != "text/html" && mt != "application/xhtml+xml") || len(r.Body) == 0 || len(r.Body) > challengeMaxBytes {
 		return false
 	}
-	body := bytes.ToLower(r.Body)
+	body := bytes.ToLower(r.Body[:min(len(r.Body), challengeScanBytes)])
 	for _, m := range challengeMarkers {
 		if bytes.Contains(body, m) {
 			return true

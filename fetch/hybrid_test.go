@@ -362,3 +362,37 @@ func ExampleHybrid() {
 	// unchanged site billed: 0
 	// one edit billed: 1
 }
+
+// BenchmarkIsChallenge scans an ordinary 100 KB HTML page (the common case:
+// no marker, every marker tried).
+func BenchmarkIsChallenge(b *testing.B) {
+	body := []byte("<html><head><title>Docs</title></head><body>" + strings.Repeat("<p>Some ordinary documentation text.</p>\n", 2500) + "</body></html>")
+	r := &fetch.Response{Status: 200, ContentType: "text/html; charset=utf-8", Body: body}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if fetch.IsChallenge(r) {
+			b.Fatal("false positive")
+		}
+	}
+}
+
+// BenchmarkHybridNotModified measures the unchanged-page path: one direct
+// conditional request answered 304 on loopback, no remote call.
+func BenchmarkHybridNotModified(b *testing.B) {
+	e := newHybridEnv(b, 1)
+	h := e.hybrid()
+	u := e.site.PageURLs()[0]
+	first, err := h.Fetch(context.Background(), fetch.Request{URL: u})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := fetch.Request{URL: u, ETag: first.ETag, LastModified: first.LastModified}
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := h.Fetch(context.Background(), req)
+		if err != nil || !resp.NotModified() {
+			b.Fatal(err)
+		}
+	}
+}
