@@ -94,6 +94,7 @@ type StatusError struct {
 	Status     int
 	Attempts   int
 	RetryAfter time.Duration // the last Retry-After the origin sent, if any
+	Billed     int           // requests a paid back end charged for the failed page
 }
 
 func (e *StatusError) Error() string {

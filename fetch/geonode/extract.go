@@ -156,7 +156,7 @@ func (c *Client) toResponse(op string, req fetch.Request, data *contentJSON, met
 		resp.Body, resp.ContentType = []byte(body), ctype
 		return resp, nil
 	default:
-		return nil, &fetch.StatusError{URL: req.URL, Status: st, Attempts: attempts}
+		return nil, &fetch.StatusError{URL: req.URL, Status: st, Attempts: attempts, Billed: billed}
 	}
 }
 
