@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/recrawl/recrawl/sitemap"
 )
@@ -16,10 +17,46 @@ import (
 // of its own host.
 const SkipOffHost = "off-host"
 
+const sitemapAccept = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=0.5"
+
 // Sitemap discovers the pages listed by a sitemap, following sitemap
 // indexes breadth-first to at most Env.MaxDepth levels and at most
-// Env.MaxDocuments nested sitemaps. Entries on another host than the
-// sitemap that lists them are yielded with Skip set to SkipOffHost.
+// Env.MaxDocuments nested sitemaps (past either cap it returns a
+// *LimitError after yielding what it found). Entries on another host than
+// the sitemap that lists them are yielded with Skip set to SkipOffHost.
+// Every yielded Link has Via set to the sitemap file that listed it,
+// spelled exactly as it was requested (the Sitemap's URL, or the loc of an
+// index entry): the same string OnUnchanged receives and DocumentInfo.URL
+// holds.
+//
+// # Incremental discovery
+//
+// With Env.Documents set, every sitemap read completely with a 200 is
+// stored with PutDocument: its validators, its number of entries and their
+// newest lastmod, and the lastmod its parent index listed for it. With
+// Env.OnUnchanged set as well, a url set (any sitemap but an index) whose
+// validators are stored is requested conditionally; a 304 calls
+// OnUnchanged with its URL and its entries are not yielded again. With
+// Env.TrustLastMod, a child sitemap whose lastmod in the index equals the
+// stored ListedLastMod (both non-zero) is not requested at all: OnUnchanged
+// is called for it instead, and it does not count against MaxDocuments.
+//
+// A sitemap index is always requested unconditionally, and its validators
+// are not stored: a 304 would not say which child sitemaps it lists, and
+// those must be visited anyway, since an unchanged index does not mean
+// unchanged children (each child is then requested conditionally). Its
+// DocumentInfo still records its number of children and their newest
+// lastmod.
+//
+// The engine can tell that nothing changed since the last run in two
+// ways. For a single url set: OnUnchanged was called with the Sitemap's
+// URL. For any sitemap, index or not: the run yielded no link at all and
+// returned nil, which happens only when every document was unchanged
+// (a 304 or a trusted lastmod). Comparing the entry's DocumentInfo
+// before and after the run (Entries, NewestLastMod) is the cheap check
+// for servers without validators: a url set whose entry count and newest
+// lastmod did not move probably lists the same pages; for an index it only
+// says its list of children did not move.
 type Sitemap struct {
 	// URL is the sitemap or sitemap index.
 	URL string
@@ -39,12 +76,24 @@ func (s Sitemap) Name() string {
 func (s Sitemap) EntryURL() string { return s.URL }
 
 type sitemapDoc struct {
-	url   string
-	depth int
+	url    string
+	depth  int
+	listed time.Time // the lastmod the parent index gave it
 }
 
 // Discover implements Source.
 func (s Sitemap) Discover(ctx context.Context, env Env, yield func(Link) error) error {
+	return s.discover(ctx, env, nil, yield)
+}
+
+// discover runs the source; first, when not nil, is the entry document's
+// 200 response, already requested (by Entry's detection).
+func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yield func(Link) error) error {
+	defer func() {
+		if first != nil {
+			first.Body.Close()
+		}
+	}()
 	if env.Client == nil {
 		return ErrNoClient
 	}
@@ -56,13 +105,30 @@ func (s Sitemap) Discover(ctx context.Context, env Env, yield func(Link) error) 
 	for len(queue) > 0 {
 		doc := queue[0]
 		queue = queue[1:]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		info, known, err := env.stored(ctx, doc.url)
+		if err != nil {
+			return err
+		}
+		if env.TrustLastMod && env.conditional() && known && !doc.listed.IsZero() && doc.listed.Equal(info.ListedLastMod) {
+			if err := env.OnUnchanged(ctx, doc.url); err != nil {
+				return err
+			}
+			continue
+		}
 		if docs >= env.maxDocuments() {
 			limit = &LimitError{Limit: "max_pages", Value: env.maxDocuments()}
 			break
 		}
 		docs++
+		var resp *http.Response
+		if doc.depth == 0 && first != nil {
+			resp, first = first, nil
+		}
 		var children []sitemapDoc
-		err := s.read(ctx, env, doc, func(l Link, isChild bool) error {
+		err = s.read(ctx, env, doc, info, known, resp, func(l Link, isChild bool) error {
 			if !isChild {
 				return yield(l)
 			}
@@ -74,7 +140,7 @@ func (s Sitemap) Discover(ctx context.Context, env Env, yield func(Link) error) 
 			}
 			if l.Skip == "" && !visited[l.URL] {
 				visited[l.URL] = true
-				children = append(children, sitemapDoc{url: l.URL, depth: doc.depth + 1})
+				children = append(children, sitemapDoc{url: l.URL, depth: doc.depth + 1, listed: l.LastMod})
 			}
 			return nil
 		})
@@ -82,9 +148,9 @@ func (s Sitemap) Discover(ctx context.Context, env Env, yield func(Link) error) 
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var ye *yieldError
-			if errors.As(err, &ye) {
-				return ye.err
+			var se *stopError
+			if errors.As(err, &se) {
+				return se.err
 			}
 			if doc.depth == 0 {
 				return err // the entry document itself is unusable
@@ -103,43 +169,71 @@ func (s Sitemap) Discover(ctx context.Context, env Env, yield func(Link) error) 
 	return nil
 }
 
-type yieldError struct{ err error }
-
-func (e *yieldError) Error() string { return e.err.Error() }
-
-// read fetches one sitemap document and streams its entries to emit, with
-// isChild true for the entries of a sitemap index.
-func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, emit func(l Link, isChild bool) error) error {
+// read fetches one sitemap document (unless resp already holds it) and
+// streams its entries to emit, with isChild true for the entries of a
+// sitemap index. info and known are what Env.Documents holds for it.
+func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info DocumentInfo, known bool, resp *http.Response, emit func(l Link, isChild bool) error) error {
 	base, err := url.Parse(doc.url)
 	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
 		return &FetchError{URL: doc.url, Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, doc.url, nil)
-	if err != nil {
-		return &FetchError{URL: doc.url, Err: err}
-	}
-	req.Header.Set("Accept", "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=0.5")
-	resp, err := env.Client.Do(req)
-	if err != nil {
-		return &FetchError{URL: doc.url, Err: err}
+	if resp == nil {
+		resp, err = getDocument(ctx, env, doc.url, sitemapAccept, env.validators(info, known))
+		if err != nil {
+			return err
+		}
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return &FetchError{URL: doc.url, Status: resp.StatusCode}
+	if resp.StatusCode == http.StatusNotModified {
+		if err := env.OnUnchanged(ctx, doc.url); err != nil {
+			return &stopError{err}
+		}
+		if !doc.listed.Equal(info.ListedLastMod) {
+			// The index moved its lastmod, the document did not change:
+			// remember the new lastmod so TrustLastMod can skip it next time.
+			info.ListedLastMod = doc.listed
+			if err := env.Documents.PutDocument(ctx, info); err != nil {
+				return &stopError{fmt.Errorf("discover: storing the state of %s: %w", doc.url, err)}
+			}
+		}
+		return nil
 	}
+	entries := 0
+	var newest time.Time
 	p := sitemap.Parser{MaxBytes: env.maxBytes()}
-	_, err = p.Parse(resp.Body, func(e sitemap.Entry) error {
-		l := Link{URL: e.Loc, LastMod: e.LastMod, Depth: doc.depth}
+	kind, err := p.Parse(resp.Body, func(e sitemap.Entry) error {
+		entries++
+		if e.LastMod.After(newest) {
+			newest = e.LastMod
+		}
+		l := Link{URL: e.Loc, LastMod: e.LastMod, Depth: doc.depth, Via: doc.url}
 		if u, err := url.Parse(e.Loc); err != nil || !sameHost(base, u) {
 			l.Skip = SkipOffHost
 		}
 		if err := emit(l, e.Kind == sitemap.Index); err != nil {
-			return &yieldError{err}
+			return &stopError{err}
 		}
 		return nil
 	})
 	if err != nil {
+		var se *stopError
+		if errors.As(err, &se) {
+			return se
+		}
 		return fmt.Errorf("discover: sitemap %s: %w", doc.url, err)
+	}
+	if env.Documents == nil {
+		return nil
+	}
+	stored := DocumentInfo{URL: doc.url, Entries: entries, NewestLastMod: newest, ListedLastMod: doc.listed}
+	if kind != sitemap.Index {
+		stored.ETag, stored.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	}
+	if err := env.Documents.PutDocument(ctx, stored); err != nil {
+		return &stopError{fmt.Errorf("discover: storing the state of %s: %w", doc.url, err)}
 	}
 	return nil
 }

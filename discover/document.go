@@ -1,0 +1,114 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// ErrTooLarge is matched by errors.Is for a document or crawled page whose
+// body is larger than Env.MaxBytes. Sitemaps report the sitemap parser's
+// own *sitemap.TooLargeError instead.
+var ErrTooLarge = errors.New("discover: document larger than Env.MaxBytes")
+
+// SkipInvalid is the Skip reason for a listed link that is not an absolute
+// http(s) URL even after resolving it against its document.
+const SkipInvalid = "invalid"
+
+// conditional reports whether sources request their documents
+// conditionally: both a store for validators and an OnUnchanged to report
+// a 304 are needed.
+func (e Env) conditional() bool { return e.Documents != nil && e.OnUnchanged != nil }
+
+// stored returns what Env.Documents remembers about url; ok is false
+// without a store or without a record.
+func (e Env) stored(ctx context.Context, url string) (DocumentInfo, bool, error) {
+	if e.Documents == nil {
+		return DocumentInfo{}, false, nil
+	}
+	info, ok, err := e.Documents.Document(ctx, url)
+	if err != nil {
+		return DocumentInfo{}, false, fmt.Errorf("discover: reading the stored state of %s: %w", url, err)
+	}
+	return info, ok, nil
+}
+
+// validators returns the validators to send for a stored document: none
+// unless requests are conditional.
+func (e Env) validators(info DocumentInfo, ok bool) Validators {
+	if !ok || !e.conditional() {
+		return Validators{}
+	}
+	return Validators{ETag: info.ETag, LastModified: info.LastModified}
+}
+
+func (v Validators) empty() bool { return v.ETag == "" && v.LastModified == "" }
+
+// setOn adds the conditional headers for v to h.
+func (v Validators) setOn(h http.Header) {
+	if v.ETag != "" {
+		h.Set("If-None-Match", v.ETag)
+	}
+	if v.LastModified != "" {
+		h.Set("If-Modified-Since", v.LastModified)
+	}
+}
+
+// getDocument requests a discovery document with env.Client, sending v as
+// conditional headers. It returns the response for a 200, or for a 304
+// when validators were sent; the caller closes its body. Anything else is
+// a *FetchError.
+func getDocument(ctx context.Context, env Env, rawURL, accept string, v Validators) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, &FetchError{URL: rawURL, Err: err}
+	}
+	req.Header.Set("Accept", accept)
+	v.setOn(req.Header)
+	resp, err := env.Client.Do(req)
+	if err != nil {
+		return nil, &FetchError{URL: rawURL, Err: err}
+	}
+	if resp.StatusCode == http.StatusOK || (resp.StatusCode == http.StatusNotModified && !v.empty()) {
+		return resp, nil
+	}
+	discardBody(resp)
+	return nil, &FetchError{URL: rawURL, Status: resp.StatusCode}
+}
+
+// discardBody reads a little of an unwanted body, so the connection can be
+// reused, and closes it.
+func discardBody(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	_ = resp.Body.Close()
+}
+
+// readLimited reads r to its end, failing with ErrTooLarge past max bytes.
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%w (%d bytes; raise WEB_MAX_BYTES to accept it)", ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// finalURL is the URL a response came from, after redirects.
+func finalURL(resp *http.Response, requested string) string {
+	if resp.Request != nil && resp.Request.URL != nil {
+		return resp.Request.URL.String()
+	}
+	return requested
+}
+
+// stopError carries an error that must end discovery as is (a yield,
+// OnUnchanged or DocumentStore failure), through code that would otherwise
+// treat it as one unreadable document.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
