@@ -52,7 +52,7 @@ const sitemapAccept = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=
 // ways. For a single url set: OnUnchanged was called with the Sitemap's
 // URL. For any sitemap, index or not: the run yielded no link at all and
 // returned nil, which happens only when every document was unchanged
-// (a 304 or a trusted lastmod). Comparing the entry's DocumentInfo
+// (a 304 or a trusted lastmod) or listed nothing. Comparing the entry's DocumentInfo
 // before and after the run (Entries, NewestLastMod) is the cheap check
 // for servers without validators: a url set whose entry count and newest
 // lastmod did not move probably lists the same pages; for an index it only
