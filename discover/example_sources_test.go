@@ -106,3 +106,34 @@ func ExampleEntry() {
 	// crawled /sitemap.xml
 	// <nil>
 }
+
+func ExampleSitemap() {
+	site := testsite.New(testsite.Options{Pages: 3, SitemapSplit: 2})
+	defer site.Close()
+
+	src := discover.Sitemap{URL: site.SitemapURL()}
+	err := src.Discover(context.Background(), discover.Env{Client: site.Client()}, func(l discover.Link) error {
+		fmt.Println(strings.TrimPrefix(l.URL, site.URL()), "depth", l.Depth, "via", strings.TrimPrefix(l.Via, site.URL()))
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// /docs/page-0001 depth 1 via /sitemap-1.xml
+	// /docs/page-0002 depth 1 via /sitemap-1.xml
+	// /docs/page-0003 depth 1 via /sitemap-2.xml
+}
+
+func ExampleParseFormat() {
+	for _, s := range []string{"sitemap", "LLMS.TXT", "crawl", "", "feed"} {
+		f, err := discover.ParseFormat(s)
+		fmt.Printf("%q %v\n", f, err)
+	}
+	// Output:
+	// "sitemap" <nil>
+	// "llms.txt" <nil>
+	// "page" <nil>
+	// "" <nil>
+	// "" discover: unknown EntryFormat "feed": use sitemap, llms.txt or page, or leave it empty to detect
+}
