@@ -3,6 +3,7 @@ package crawlstate_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,15 +46,39 @@ func (m *cpuMeter) report() {
 }
 
 // discovered returns n URLs shaped like a documentation site's, each with
-// a sitemap lastmod, in an order unrelated to their sort order.
+// a sitemap lastmod, in an order unrelated to their sort order. URL k is
+// listed in sitemap file k/perSitemap.
 func discovered(n int, lastmod time.Time) []crawlstate.Discovered {
 	ds := make([]crawlstate.Discovered, n)
 	for i := range ds {
 		k := (i * 7919) % n // a permutation when n is not a multiple of 7919
 		u := fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", k%500, k)
-		ds[i] = crawlstate.Discovered{URL: u, OriginalURL: u + "/", LastMod: lastmod.Add(time.Duration(k) * time.Second)}
+		ds[i] = crawlstate.Discovered{URL: u, OriginalURL: u + "/", LastMod: lastmod.Add(time.Duration(k) * time.Second),
+			Via: sitemapFile(k / perSitemap)}
 	}
 	return ds
+}
+
+// perSitemap is how many URLs one sitemap file of discovered lists.
+const perSitemap = 2000
+
+func sitemapFile(i int) string {
+	return fmt.Sprintf("https://docs.example.com/sitemaps/sitemap-%03d.xml", i)
+}
+
+// fullStats is what the engine keeps for a page fetched often: a full
+// window of 32 checks (schedule.DefaultWindow) with hour-scale intervals.
+func fullStats(k int) *crawlstate.Stats {
+	recent := make([]crawlstate.Check, 32)
+	for j := range recent {
+		e := time.Duration(20+(k+j)%30)*time.Hour + time.Duration(k*7919+j)%time.Second
+		recent[j] = crawlstate.Check{Elapsed: e, Changed: (k+j)%5 == 0, Modified: e}
+		if recent[j].Changed {
+			recent[j].Modified = e / 3
+		}
+	}
+	return &crawlstate.Stats{LastChanged: t0.Add(-time.Duration(k) * time.Minute), Elapsed: 800 * time.Hour,
+		Recent: recent, LastModified: t0.Add(-time.Hour), ChangeRate: 0.2, Weight: 1.5}
 }
 
 // BenchmarkUpsertDiscovered measures one discovery run: every op is one
@@ -121,6 +146,8 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 
 // dueFixture builds a database of n rows whose NextCheck values spread
 // over n seconds after t0 (row k at t0+k s), so at t0+n/2 s half are due.
+// The rows are as wide as the engine makes them: validators, title,
+// canonical, listing sitemap and a full window of change statistics.
 func dueFixture(b *testing.B, n int) *crawlstate.SQLite {
 	b.Helper()
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
@@ -130,10 +157,17 @@ func dueFixture(b *testing.B, n int) *crawlstate.SQLite {
 	const batch = 20_000
 	for start := 0; start < n; start += batch {
 		rs := make([]crawlstate.Result, 0, batch)
-		for _, d := range ds[start:min(start+batch, n)] {
+		for i, d := range ds[start:min(start+batch, n)] {
 			next := d.LastMod // t0 + k seconds, see discovered
-			rs = append(rs, crawlstate.Result{URL: d.URL, At: t0, Changed: true, ContentHash: "h",
-				ETag: `"etag"`, Interval: 24 * time.Hour, NextCheck: next})
+			rs = append(rs, crawlstate.Result{
+				URL: d.URL, At: t0, Changed: true, Interval: 24 * time.Hour, NextCheck: next,
+				ContentHash:  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+				ETag:         `"5f1a2b-3c4d"`,
+				LastModified: "Sat, 01 Mar 2025 10:00:00 GMT",
+				Title:        "Configuring the widget pipeline | Example Docs",
+				Canonical:    d.URL,
+				Stats:        fullStats(start + i),
+			})
 		}
 		require.NoError(b, s.Record(b.Context(), "docs", rs))
 	}
@@ -240,4 +274,140 @@ func BenchmarkRecord(b *testing.B) {
 			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds(), "results/s")
 		})
 	}
+}
+
+// BenchmarkRecordFull measures results as the engine records a changed
+// page: statistics, title, 40 links, 12 chunks of 1 KiB and an alert.
+func BenchmarkRecordFull(b *testing.B) {
+	const n = 10_000
+	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+	defer s.Close()
+	ds := discovered(n, t0)
+	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+	require.NoError(b, err)
+	links := make([]string, 40)
+	for i := range links {
+		links[i] = fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", i, i*31)
+	}
+	text := strings.Repeat("The widget pipeline reads its settings from the environment. ", 17)[:1024]
+	result := func(i int) crawlstate.Result {
+		u := ds[i%n].URL
+		at := t0.Add(time.Duration(i) * time.Second)
+		chunks := make([]crawlstate.Chunk, 12)
+		for j := range chunks {
+			chunks[j] = crawlstate.Chunk{Ordinal: j, TextHash: fmt.Sprintf("%064x", i*12+j), RecordID: fmt.Sprintf("rec-%d-%d", i, j),
+				HeadingPath: "Guide > Configure", Start: j * 1024, End: (j + 1) * 1024, Text: text}
+		}
+		return crawlstate.Result{URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("%064x", i),
+			ETag: `"e"`, Interval: time.Hour, NextCheck: at.Add(time.Hour), Stats: fullStats(i),
+			Title: "Configure", Canonical: u, Links: links, Chunks: chunks, ReplaceChunks: true,
+			Alert: &crawlstate.Alert{ID: fmt.Sprintf("alert-%d", i), URL: u, Kind: "changed", CreatedAt: at,
+				Payload: []byte(`{"kind":"changed"}`)}}
+	}
+	for _, size := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch-%d", size), func(b *testing.B) {
+			b.ReportAllocs()
+			rs := make([]crawlstate.Result, size)
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				for j := range rs {
+					rs[j] = result(i*size + j)
+				}
+				require.NoError(b, s.Record(b.Context(), "docs", rs))
+			}
+			cpu.report()
+			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds(), "results/s")
+		})
+	}
+}
+
+// BenchmarkTouchListed measures marking seen the URLs of a sitemap file
+// that answered 304, in a source of 100k rows listed by 50 files of 2,000
+// URLs (another source of the same size shares the table). no-match
+// touches a file that lists nothing: the cost of finding the rows.
+func BenchmarkTouchListed(b *testing.B) {
+	const n = 100_000
+	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+	defer s.Close()
+	ds := discovered(n, t0)
+	for _, src := range []string{"docs", "blog"} {
+		_, err := s.UpsertDiscovered(b.Context(), src, t0, ds)
+		require.NoError(b, err)
+	}
+	for _, tc := range []struct {
+		name string
+		via  func(i int) string
+		want int
+	}{
+		{"sitemap-2000", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap},
+		{"no-match", func(int) string { return sitemapFile(n) }, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				c, err := s.TouchListed(b.Context(), "docs", tc.via(i), t0.Add(time.Duration(i+1)*time.Minute))
+				require.NoError(b, err)
+				require.Equal(b, tc.want, c)
+			}
+			cpu.report()
+		})
+	}
+}
+
+// BenchmarkVectors measures the vector cache with 768-dimension vectors:
+// looking up the 2,000 chunk hashes of a large batch of pages (half of
+// them cached, in a cache of 100k vectors) and storing 100 new ones.
+func BenchmarkVectors(b *testing.B) {
+	const (
+		dims   = 768
+		cached = 100_000
+		lookup = 2_000
+	)
+	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
+	defer s.Close()
+	vec := make([]float32, dims)
+	for i := range vec {
+		vec[i] = float32(i) / dims
+	}
+	hash := func(i int) string { return fmt.Sprintf("%064x", uint64(i)*0x9e3779b97f4a7c15) }
+	for start := 0; start < cached; start += 10_000 {
+		m := make(map[string][]float32, 10_000)
+		for i := start; i < start+10_000; i++ {
+			m[hash(i)] = vec
+		}
+		require.NoError(b, s.PutVectors(b.Context(), "m", m))
+	}
+	b.Run(fmt.Sprintf("lookup-%d-half-cached", lookup), func(b *testing.B) {
+		hashes := make([]string, lookup)
+		for i := range hashes {
+			if i%2 == 0 {
+				hashes[i] = hash(i * (cached / lookup)) // spread over the cache
+			} else {
+				hashes[i] = hash(cached + i) // not cached
+			}
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(lookup / 2 * dims * 4))
+		cpu := meterCPU(b)
+		for b.Loop() {
+			got, err := s.Vectors(b.Context(), "m", hashes)
+			require.NoError(b, err)
+			require.Len(b, got, lookup/2)
+		}
+		cpu.report()
+	})
+	b.Run("put-100", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(100 * dims * 4)
+		cpu := meterCPU(b)
+		for i := 0; b.Loop(); i++ {
+			m := make(map[string][]float32, 100)
+			for j := range 100 {
+				m[hash(cached+1_000_000+i*100+j)] = vec
+			}
+			require.NoError(b, s.PutVectors(b.Context(), "m", m))
+		}
+		cpu.report()
+	})
 }

@@ -27,6 +27,8 @@ type migration struct {
 // migrations is the schema history. migrations[i].version is i+1.
 var migrations = []migration{
 	{version: 1, name: "pages and run locks", sql: schemaV1},
+	{version: 2, name: "page details and change statistics", sql: schemaV2},
+	{version: 3, name: "links, chunks, vectors, alerts, documents and stage events", sql: schemaV3},
 }
 
 // schemaV1 holds per-URL state and the per-source run locks.
@@ -68,6 +70,129 @@ CREATE TABLE run_locks (
 	acquired_at INTEGER NOT NULL,
 	expires_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
+`
+
+// schemaV2 adds the page details of Row: the stage and time of the last
+// failure, title, canonical, alias target, the discovery document that
+// listed the page, and its change statistics (Stats). ADD COLUMN with a
+// constant default only rewrites the schema, and existing rows read as "no
+// details, no statistics"; upgrading a large database costs the one pass
+// that builds the two new indexes.
+//
+// recent holds Stats.Recent in the compact binary form of encodeChecks
+// (8 to 15 bytes a check); NULL or empty means no checks. weight is stored
+// as given: 0 keeps meaning "the default of 1".
+//
+// pages_failing is a partial index of the rows that are failing, the only
+// ones DeadLetters reads; a Record that resets a zero failure count does
+// not touch it. pages_listed finds the rows of one listing document for
+// TouchListed; UpsertDiscovered writes it only for new rows and rows whose
+// listing document changed.
+const schemaV2 = `
+ALTER TABLE pages ADD COLUMN last_stage      TEXT    NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN last_failure    INTEGER NOT NULL DEFAULT -9223372036854775808;
+ALTER TABLE pages ADD COLUMN title           TEXT    NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN canonical       TEXT    NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN alias_of        TEXT    NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN listed_in       TEXT    NOT NULL DEFAULT '';
+ALTER TABLE pages ADD COLUMN last_changed    INTEGER NOT NULL DEFAULT -9223372036854775808;
+ALTER TABLE pages ADD COLUMN elapsed_ns      INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN recent          BLOB;
+ALTER TABLE pages ADD COLUMN origin_modified INTEGER NOT NULL DEFAULT -9223372036854775808; -- Stats.LastModified
+ALTER TABLE pages ADD COLUMN change_rate     REAL    NOT NULL DEFAULT 0;
+ALTER TABLE pages ADD COLUMN weight          REAL    NOT NULL DEFAULT 0;
+
+CREATE INDEX pages_failing ON pages (source, failures DESC, url) WHERE failures > 0;
+
+-- TouchListed: the rows one discovery document listed. Without it each
+-- call would read every row of the source.
+CREATE INDEX pages_listed ON pages (source, listed_in);
+`
+
+// schemaV3 adds what the pipeline keeps beside the rows.
+//
+//	links      a page's outgoing links, one row per page (encodeLinks)
+//	chunks     a page's current chunk list, one row per chunk
+//	vectors    embedding vectors by (model, chunk text hash): float32
+//	           little-endian, 4 bytes a dimension
+//	alerts     change alerts, pending until delivered_at is set
+//	documents  discovery's own documents (sitemap files)
+//	events     stage events; the rowid keeps insertion order
+//
+// Tables whose rows can be large (text, vectors) keep a rowid; the small
+// ones are WITHOUT ROWID like pages. links and chunks belong to a row of
+// pages.
+const schemaV3 = `
+CREATE TABLE links (
+	source TEXT NOT NULL,
+	url    TEXT NOT NULL,
+	links  BLOB NOT NULL, -- encodeLinks; a page without links has no row
+	PRIMARY KEY (source, url),
+	FOREIGN KEY (source, url) REFERENCES pages (source, url) ON DELETE CASCADE
+);
+
+CREATE TABLE chunks (
+	source       TEXT    NOT NULL,
+	url          TEXT    NOT NULL,
+	ordinal      INTEGER NOT NULL,
+	text_hash    TEXT    NOT NULL,
+	record_id    TEXT    NOT NULL,
+	heading_path TEXT    NOT NULL,
+	start_byte   INTEGER NOT NULL,
+	end_byte     INTEGER NOT NULL,
+	text         TEXT    NOT NULL,
+	PRIMARY KEY (source, url, ordinal),
+	FOREIGN KEY (source, url) REFERENCES pages (source, url) ON DELETE CASCADE
+);
+
+CREATE TABLE vectors (
+	model     TEXT NOT NULL,
+	text_hash TEXT NOT NULL,
+	vector    BLOB NOT NULL, -- float32 little-endian
+	PRIMARY KEY (model, text_hash)
+);
+
+CREATE TABLE alerts (
+	id           TEXT    NOT NULL PRIMARY KEY,
+	source       TEXT    NOT NULL,
+	url          TEXT    NOT NULL,
+	kind         TEXT    NOT NULL,
+	created_at   INTEGER NOT NULL,
+	payload      BLOB    NOT NULL,
+	delivered_at INTEGER NOT NULL DEFAULT -9223372036854775808, -- zero time: pending
+	attempts     INTEGER NOT NULL DEFAULT 0,
+	last_error   TEXT    NOT NULL DEFAULT '',
+	last_attempt INTEGER NOT NULL DEFAULT -9223372036854775808  -- kept for diagnosis
+);
+-- PendingAlerts: the pending alerts of a source, oldest first.
+CREATE INDEX alerts_pending ON alerts (source, created_at, id)
+	WHERE delivered_at = -9223372036854775808;
+
+CREATE TABLE documents (
+	source         TEXT    NOT NULL,
+	url            TEXT    NOT NULL,
+	etag           TEXT    NOT NULL,
+	last_modified  TEXT    NOT NULL,
+	entries        INTEGER NOT NULL,
+	newest_lastmod INTEGER NOT NULL,
+	listed_lastmod INTEGER NOT NULL, -- the lastmod a parent sitemap index gave it
+	fetched_at     INTEGER NOT NULL,
+	PRIMARY KEY (source, url)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+	id      INTEGER PRIMARY KEY, -- insertion order
+	source  TEXT    NOT NULL,
+	url     TEXT    NOT NULL,
+	at      INTEGER NOT NULL,
+	stage   TEXT    NOT NULL,
+	attempt INTEGER NOT NULL,
+	ok      INTEGER NOT NULL CHECK (ok IN (0, 1)),
+	err     TEXT    NOT NULL,
+	detail  TEXT    NOT NULL
+);
+-- Events of a page from a time on: (at, rowid) order straight from the index.
+CREATE INDEX events_page ON events (source, url, at);
 `
 
 // SchemaVersionError is returned by OpenSQLite for a database written by a

@@ -210,25 +210,38 @@ func decTime(ns int64) time.Time {
 // rowColumns lists the pages columns in the order scanRow reads them.
 const rowColumns = `source, url, original_url, first_seen, last_seen, last_fetched,
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
-	missing_runs, gone, visits, changes, failures, last_error`
+	missing_runs, gone, visits, changes, failures, last_error,
+	last_stage, last_failure, title, canonical, alias_of, listed_in,
+	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight`
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRow(sc scanner) (Row, error) {
+// scanRow reads the current row of rows, selected as rowColumns.
+func scanRow(rows *sql.Rows) (Row, error) {
 	var (
 		r                                            Row
 		firstSeen, lastSeen, lastFetched, next, lmod int64
-		interval                                     int64
+		interval, lastFailure                        int64
+		lastChanged, elapsed, originModified         int64
+		recent                                       sql.RawBytes // decoded before the next row
 	)
-	err := sc.Scan(&r.Source, &r.URL, &r.OriginalURL, &firstSeen, &lastSeen, &lastFetched,
+	err := rows.Scan(&r.Source, &r.URL, &r.OriginalURL, &firstSeen, &lastSeen, &lastFetched,
 		&next, &interval, &r.ContentHash, &r.ETag, &r.LastModified, &lmod,
-		&r.MissingRuns, &r.Gone, &r.Visits, &r.Changes, &r.Failures, &r.LastError)
+		&r.MissingRuns, &r.Gone, &r.Visits, &r.Changes, &r.Failures, &r.LastError,
+		&r.LastStage, &lastFailure, &r.Title, &r.Canonical, &r.AliasOf, &r.ListedIn,
+		&lastChanged, &elapsed, &recent, &originModified, &r.Stats.ChangeRate, &r.Stats.Weight)
 	if err != nil {
 		return Row{}, err
 	}
 	r.FirstSeen, r.LastSeen, r.LastFetched = decTime(firstSeen), decTime(lastSeen), decTime(lastFetched)
 	r.NextCheck, r.SitemapLastMod = decTime(next), decTime(lmod)
 	r.Interval = time.Duration(interval)
+	r.LastFailure = decTime(lastFailure)
+	r.Stats.LastChanged, r.Stats.LastModified = decTime(lastChanged), decTime(originModified)
+	r.Stats.Elapsed = time.Duration(elapsed)
+	if r.Stats.Recent, err = decodeChecks(recent); err != nil {
+		return Row{}, fmt.Errorf("row %q: %w", r.URL, err)
+	}
 	return r, nil
 }
 
@@ -263,19 +276,23 @@ func (s *SQLite) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) erro
 //	revived  a gone row listed again (unless tombstones are kept): due now
 //
 // lastmod_moved marks an existing row whose stored lastmod must change
-// (a non-zero lastmod that differs; gone rows included).
+// (a non-zero lastmod that differs; gone rows included), via_moved one
+// whose listed_in must change (a non-empty via that differs).
 const scratchTables = `
 CREATE TEMP TABLE IF NOT EXISTS discovered_raw (
 	url          TEXT    NOT NULL,
 	original_url TEXT    NOT NULL,
-	lastmod      INTEGER NOT NULL
+	lastmod      INTEGER NOT NULL,
+	via          TEXT    NOT NULL
 );
 CREATE TEMP TABLE IF NOT EXISTS discovered (
 	url           TEXT    NOT NULL PRIMARY KEY,
 	original_url  TEXT    NOT NULL,
 	lastmod       INTEGER NOT NULL,
+	via           TEXT    NOT NULL,
 	outcome       TEXT    NOT NULL,
-	lastmod_moved INTEGER NOT NULL
+	lastmod_moved INTEGER NOT NULL,
+	via_moved     INTEGER NOT NULL
 ) WITHOUT ROWID;
 DELETE FROM discovered_raw;
 DELETE FROM discovered;`
@@ -285,18 +302,18 @@ DELETE FROM discovered;`
 const loadRowsPerStatement = 256
 
 // loadSQL returns the statement that appends n URLs to discovered_raw;
-// its arguments are url, original_url, lastmod for each.
+// its arguments are url, original_url, lastmod, via for each.
 func loadSQL(n int) string {
-	return `INSERT INTO discovered_raw (url, original_url, lastmod) VALUES ` +
-		strings.Repeat("(?, ?, ?), ", n-1) + "(?, ?, ?)"
+	return `INSERT INTO discovered_raw (url, original_url, lastmod, via) VALUES ` +
+		strings.Repeat("(?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?)"
 }
 
 // classifySQL moves the batch to discovered, one row per URL (the first
 // entry wins: discovered_raw is read in insertion order), with its
 // outcome. The LEFT JOIN drives the loop from the batch.
 const classifySQL = `
-INSERT OR IGNORE INTO discovered (url, original_url, lastmod, outcome, lastmod_moved)
-SELECT r.url, r.original_url, r.lastmod,
+INSERT OR IGNORE INTO discovered (url, original_url, lastmod, via, outcome, lastmod_moved, via_moved)
+SELECT r.url, r.original_url, r.lastmod, r.via,
 	CASE
 		WHEN p.url IS NULL THEN 'new'
 		WHEN p.gone = 1 AND NOT :keep_tombstones
@@ -304,7 +321,8 @@ SELECT r.url, r.original_url, r.lastmod,
 		WHEN p.gone = 0 AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod THEN 'bumped'
 		ELSE 'seen'
 	END,
-	p.url IS NOT NULL AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod
+	p.url IS NOT NULL AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod,
+	p.url IS NOT NULL AND r.via <> '' AND r.via <> p.listed_in
 FROM discovered_raw AS r
 LEFT JOIN pages AS p ON p.source = :source AND p.url = r.url
 ORDER BY r.rowid`
@@ -325,6 +343,9 @@ WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome <> '
 	{"store lastmods", `
 UPDATE pages SET sitemap_lastmod = (SELECT lastmod FROM discovered AS d WHERE d.url = pages.url)
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE lastmod_moved)`},
+	{"store vias", `
+UPDATE pages SET listed_in = (SELECT via FROM discovered AS d WHERE d.url = pages.url)
+WHERE source = :source AND url IN (SELECT url FROM discovered WHERE via_moved)`},
 	{"bump", `
 UPDATE pages SET next_check = :zero
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'bumped')`},
@@ -338,8 +359,8 @@ UPDATE pages SET
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'revived')`},
 	{"insert new", `
 INSERT INTO pages (source, url, original_url, first_seen, last_seen,
-	last_fetched, next_check, sitemap_lastmod)
-SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod
+	last_fetched, next_check, sitemap_lastmod, listed_in)
+SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod, via
 FROM discovered WHERE outcome = 'new'`},
 }
 
@@ -445,12 +466,12 @@ func load(ctx context.Context, tx *sql.Tx, urls []Discovered, order []int32) err
 		return fmt.Errorf("prepare load: %w", err)
 	}
 	defer full.Close()
-	args := make([]any, 0, 3*loadRowsPerStatement)
+	args := make([]any, 0, 4*loadRowsPerStatement)
 	exec := func(stmt *sql.Stmt, batch []int32) error {
 		args = args[:0]
 		for _, i := range batch {
 			d := urls[i]
-			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod))
+			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod), d.Via)
 		}
 		// Executing without the caller's context avoids go-sqlite3's
 		// per-statement cancellation goroutine; ctx is checked between
@@ -555,7 +576,7 @@ func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Ke
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	rows, err := s.r.QueryContext(ctx, dueSQL,
+	out, err := s.queryRows(ctx, dueSQL,
 		sql.Named("source", source),
 		sql.Named("now", encTime(now)),
 		sql.Named("after_next", encTime(after.NextCheck)),
@@ -564,19 +585,25 @@ func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Ke
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
 	}
+	return out, nil
+}
+
+// queryRows runs a query that selects rowColumns and reads its rows.
+func (s *SQLite) queryRows(ctx context.Context, query string, args ...any) ([]Row, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out []Row
 	for rows.Next() {
 		r, err := scanRow(rows)
 		if err != nil {
-			return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
+			return nil, err
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // CountDue implements State.
@@ -607,15 +634,14 @@ func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, e
 
 // Get implements State.
 func (s *SQLite) Get(ctx context.Context, source, u string) (Row, error) {
-	r, err := scanRow(s.r.QueryRowContext(ctx,
-		`SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, ErrNotFound)
-	}
+	rows, err := s.queryRows(ctx, `SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u)
 	if err != nil {
 		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, err)
 	}
-	return r, nil
+	if len(rows) == 0 {
+		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, ErrNotFound)
+	}
+	return rows[0], nil
 }
 
 // Count implements State.
@@ -630,62 +656,217 @@ func (s *SQLite) Count(ctx context.Context, source string) (total, gone int, err
 
 // recordSQL stores one definitive answer. A Gone result only marks the
 // tombstone (and when it was learned); any other result clears it and
-// stores the hash, validators and schedule as Result documents.
+// stores the hash, validators and schedule as Result documents. Title,
+// canonical and alias change only with a body (:body: neither gone nor a
+// 304), the change statistics only when the result carries them (:stats).
 const recordSQL = `
 UPDATE pages SET
-	last_fetched  = :at,
-	failures      = 0,
-	gone          = :gone,
-	visits        = visits + iif(:gone, 0, 1),
-	changes       = changes + iif(NOT :gone AND :changed, 1, 0),
-	content_hash  = iif(:gone OR :not_modified OR :hash = '', content_hash, :hash),
-	etag          = iif(:gone OR (:not_modified AND :etag = ''), etag, :etag),
-	last_modified = iif(:gone OR (:not_modified AND :last_modified = ''), last_modified, :last_modified),
-	interval_ns   = iif(:gone, interval_ns, :interval),
-	next_check    = iif(:gone, next_check, :next_check)
+	last_fetched    = :at,
+	failures        = 0,
+	gone            = :gone,
+	visits          = visits + iif(:gone, 0, 1),
+	changes         = changes + iif(NOT :gone AND :changed, 1, 0),
+	content_hash    = iif(:gone OR :not_modified OR :hash = '', content_hash, :hash),
+	etag            = iif(:gone OR (:not_modified AND :etag = ''), etag, :etag),
+	last_modified   = iif(:gone OR (:not_modified AND :last_modified = ''), last_modified, :last_modified),
+	interval_ns     = iif(:gone, interval_ns, :interval),
+	next_check      = iif(:gone, next_check, :next_check),
+	title           = iif(:body, :title, title),
+	canonical       = iif(:body, :canonical, canonical),
+	alias_of        = iif(:body, :alias_of, alias_of),
+	last_changed    = iif(:stats, :last_changed, last_changed),
+	elapsed_ns      = iif(:stats, :elapsed, elapsed_ns),
+	recent          = iif(:stats, :recent, recent),
+	origin_modified = iif(:stats, :origin_modified, origin_modified),
+	change_rate     = iif(:stats, :change_rate, change_rate),
+	weight          = iif(:stats, :weight, weight)
 WHERE source = :source AND url = :url`
 
-// Record implements State: all results in one transaction with one
-// prepared statement; an unknown URL rolls the whole batch back and the
-// error wraps ErrNotFound.
+// The statements of the parts of a result beside the row.
+const (
+	putLinksSQL = `
+INSERT INTO links (source, url, links) VALUES (?, ?, ?)
+ON CONFLICT (source, url) DO UPDATE SET links = excluded.links`
+	deleteLinksSQL  = `DELETE FROM links WHERE source = ? AND url = ?`
+	deleteChunksSQL = `DELETE FROM chunks WHERE source = ? AND url = ?`
+	insertChunkSQL  = `
+INSERT INTO chunks (source, url, ordinal, text_hash, record_id, heading_path, start_byte, end_byte, text)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// An alert already stored is left as it is: a replay never duplicates
+	// it nor makes a delivered one pending again.
+	insertAlertSQL = `
+INSERT INTO alerts (id, source, url, kind, created_at, payload) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING`
+)
+
+// Record implements State: all results, with their links, chunks and
+// alerts, in one transaction with prepared statements; an unknown URL
+// rolls the whole batch back and the error wraps ErrNotFound. Results are
+// checked before anything is written (see checkResult).
 func (s *SQLite) Record(ctx context.Context, source string, results []Result) error {
 	const op = "record"
+	for i := range results {
+		if err := checkResult(source, &results[i]); err != nil {
+			return fmt.Errorf("crawlstate: %s: results[%d] %q: %w", op, i, results[i].URL, err)
+		}
+	}
 	if len(results) == 0 {
 		return ctx.Err()
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, recordSQL)
-		if err != nil {
-			return fmt.Errorf("crawlstate: %s: prepare: %w", op, err)
-		}
-		defer stmt.Close()
+		ps := &txStmts{tx: tx}
+		defer ps.close()
 		for _, r := range results {
 			// As in load: no per-statement cancellation goroutine; ctx
 			// is checked per result and bound to the transaction.
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			res, err := stmt.ExecContext(context.Background(),
-				sql.Named("source", source),
-				sql.Named("url", r.URL),
-				sql.Named("at", encTime(r.At)),
-				sql.Named("gone", r.Gone),
-				sql.Named("not_modified", r.NotModified),
-				sql.Named("changed", r.Changed),
-				sql.Named("hash", r.ContentHash),
-				sql.Named("etag", r.ETag),
-				sql.Named("last_modified", r.LastModified),
-				sql.Named("interval", int64(r.Interval)),
-				sql.Named("next_check", encTime(r.NextCheck)))
-			if err != nil {
+			if err := recordOne(ctx, ps, source, r); err != nil {
 				return fmt.Errorf("crawlstate: %s %q: %w", op, r.URL, err)
-			}
-			if err := mustHaveUpdated(res, op, source, r.URL); err != nil {
-				return err
 			}
 		}
 		return nil
 	})
+}
+
+// checkResult rejects what cannot be stored faithfully: chunks with the
+// same ordinal, an alert without ID or of another source, a NaN rate or
+// weight (SQLite cannot store NaN).
+func checkResult(source string, r *Result) error {
+	if r.ReplaceChunks && !r.Gone {
+		seen := make(map[int]struct{}, len(r.Chunks))
+		for _, c := range r.Chunks {
+			if _, dup := seen[c.Ordinal]; dup {
+				return fmt.Errorf("two chunks have ordinal %d; ordinals must be distinct", c.Ordinal)
+			}
+			seen[c.Ordinal] = struct{}{}
+		}
+	}
+	if a := r.Alert; a != nil {
+		if a.ID == "" {
+			return errors.New("the alert has an empty ID; set it to alert.ID(url, old hash, new hash)")
+		}
+		if a.Source != "" && a.Source != source {
+			return fmt.Errorf("alert %s names source %q but is recorded for source %q", a.ID, a.Source, source)
+		}
+	}
+	if st := r.Stats; st != nil {
+		if math.IsNaN(st.ChangeRate) || math.IsNaN(st.Weight) {
+			return fmt.Errorf("the statistics have a NaN ChangeRate (%v) or Weight (%v); pass numbers", st.ChangeRate, st.Weight)
+		}
+	}
+	return nil
+}
+
+// recordOne writes one result: the row, then its links, chunks and alert.
+func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error {
+	var st Stats
+	if r.Stats != nil {
+		st = *r.Stats
+	}
+	res, err := ps.exec(ctx, recordSQL,
+		sql.Named("source", source),
+		sql.Named("url", r.URL),
+		sql.Named("at", encTime(r.At)),
+		sql.Named("gone", r.Gone),
+		sql.Named("not_modified", r.NotModified),
+		sql.Named("changed", r.Changed),
+		sql.Named("hash", r.ContentHash),
+		sql.Named("etag", r.ETag),
+		sql.Named("last_modified", r.LastModified),
+		sql.Named("interval", int64(r.Interval)),
+		sql.Named("next_check", encTime(r.NextCheck)),
+		sql.Named("body", !r.Gone && !r.NotModified),
+		sql.Named("title", r.Title),
+		sql.Named("canonical", r.Canonical),
+		sql.Named("alias_of", r.AliasOf),
+		sql.Named("stats", r.Stats != nil),
+		sql.Named("last_changed", encTime(st.LastChanged)),
+		sql.Named("elapsed", int64(st.Elapsed)),
+		sql.Named("recent", encodeChecks(st.Recent)),
+		sql.Named("origin_modified", encTime(st.LastModified)),
+		sql.Named("change_rate", st.ChangeRate),
+		sql.Named("weight", st.Weight))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, ErrNotFound)
+	}
+
+	switch {
+	case r.Links == nil:
+	case len(r.Links) == 0:
+		if _, err := ps.exec(ctx, deleteLinksSQL, source, r.URL); err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+	default:
+		if _, err := ps.exec(ctx, putLinksSQL, source, r.URL, encodeLinks(r.Links)); err != nil {
+			return fmt.Errorf("links: %w", err)
+		}
+	}
+
+	if r.Gone || r.ReplaceChunks {
+		if _, err := ps.exec(ctx, deleteChunksSQL, source, r.URL); err != nil {
+			return fmt.Errorf("chunks: %w", err)
+		}
+	}
+	if r.ReplaceChunks && !r.Gone {
+		for _, c := range r.Chunks {
+			if _, err := ps.exec(ctx, insertChunkSQL, source, r.URL, c.Ordinal, c.TextHash, c.RecordID,
+				c.HeadingPath, c.Start, c.End, c.Text); err != nil {
+				return fmt.Errorf("chunk %d: %w", c.Ordinal, err)
+			}
+		}
+	}
+
+	if a := r.Alert; a != nil {
+		u := a.URL
+		if u == "" {
+			u = r.URL
+		}
+		payload := a.Payload
+		if payload == nil {
+			payload = []byte{}
+		}
+		if _, err := ps.exec(ctx, insertAlertSQL, a.ID, source, u, a.Kind, encTime(a.CreatedAt), payload); err != nil {
+			return fmt.Errorf("alert %s: %w", a.ID, err)
+		}
+	}
+	return nil
+}
+
+// txStmts prepares each statement of a transaction once, on first use.
+type txStmts struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// exec runs query with args. Like load, it executes without the caller's
+// context, which only bounds the preparation: callers check ctx between
+// statements, and the transaction itself is bound to it.
+func (p *txStmts) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, ok := p.stmts[query]
+	if !ok {
+		var err error
+		if st, err = p.tx.PrepareContext(ctx, query); err != nil {
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		if p.stmts == nil {
+			p.stmts = make(map[string]*sql.Stmt)
+		}
+		p.stmts[query] = st
+	}
+	return st.ExecContext(context.Background(), args...)
+}
+
+func (p *txStmts) close() {
+	for _, st := range p.stmts {
+		_ = st.Close()
+	}
 }
 
 // RecordFailure implements State.
@@ -696,9 +877,10 @@ func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) er
 		msg = f.Stage + ": " + f.Err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE pages SET failures = failures + 1, last_error = ? WHERE source = ? AND url = ?`,
-			msg, source, f.URL)
+		res, err := tx.ExecContext(ctx, `
+UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_failure = ?
+WHERE source = ? AND url = ?`,
+			msg, f.Stage, encTime(f.At), source, f.URL)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, f.URL, err)
 		}

@@ -28,9 +28,10 @@ func pragma(t *testing.T, db *sql.DB, name string) int {
 	return v
 }
 
-// testStep2 stands for the next real migration (a later issue's table and
-// a new pages column), to exercise an upgrade of a version-1 database.
-var testStep2 = migration{version: 2, name: "test: alerts", sql: `
+// testNextStep stands for the next real migration (a later issue's table
+// and a new pages column), to exercise an upgrade to a version this build
+// does not know.
+var testNextStep = migration{version: len(migrations) + 1, name: "test: alerts", sql: `
 CREATE TABLE test_alerts (
 	source TEXT NOT NULL, url TEXT NOT NULL, old_hash TEXT NOT NULL, new_hash TEXT NOT NULL,
 	PRIMARY KEY (source, url, old_hash, new_hash)
@@ -56,16 +57,16 @@ func createV1ByHand(t *testing.T, path string) {
 	require.NoError(t, db.Close())
 }
 
-func TestMigrateUpgradesVersion1(t *testing.T) {
+func TestMigrateUpgradesToNextStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	createV1ByHand(t, path)
 
-	s, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], testStep2))
+	s, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], testNextStep))
 	require.NoError(t, err)
 	defer s.Close()
 
 	db := rawDB(t, path)
-	require.Equal(t, 2, pragma(t, db, "user_version"))
+	require.Equal(t, testNextStep.version, pragma(t, db, "user_version"))
 	require.Equal(t, applicationID, pragma(t, db, "application_id"))
 	var note string
 	require.NoError(t, db.QueryRow(`SELECT test_note FROM pages WHERE url = 'https://ex.com/a'`).Scan(&note))
@@ -82,33 +83,33 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 	require.Equal(t, time.Unix(0, 1e18).UTC(), r.LastFetched)
 	require.True(t, r.SitemapLastMod.IsZero())
 
-	// This build (one migration) refuses the upgraded file.
+	// This build refuses the upgraded file.
 	require.NoError(t, s.Close())
 	_, err = OpenSQLite(path)
 	var sv *SchemaVersionError
 	require.ErrorAs(t, err, &sv)
-	require.Equal(t, 2, sv.Version)
+	require.Equal(t, testNextStep.version, sv.Version)
 	require.Equal(t, len(migrations), sv.Supported)
 }
 
 func TestMigrateFailedStepChangesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	createV1ByHand(t, path)
-	bad := migration{version: 2, name: "test: broken", sql: `
+	bad := migration{version: len(migrations) + 1, name: "test: broken", sql: `
 CREATE TABLE half_done (x INTEGER);
 INSERT INTO no_such_table VALUES (1);`}
 	_, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], bad))
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "version 2 (test: broken)")
+	require.Contains(t, err.Error(), fmt.Sprintf("version %d (test: broken)", bad.version))
 
 	db := rawDB(t, path)
-	require.Equal(t, 1, pragma(t, db, "user_version"))
+	require.Equal(t, len(migrations), pragma(t, db, "user_version"), "the steps before the broken one stay applied")
 	var n int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'half_done'`).Scan(&n))
 	require.Zero(t, n, "the failed step was rolled back as a whole")
 
 	s, err := OpenSQLite(path)
-	require.NoError(t, err, "the database is still usable at version 1")
+	require.NoError(t, err, "the database is still usable")
 	require.NoError(t, s.Close())
 }
 
@@ -129,7 +130,7 @@ func TestMigrationsAreNumberedInOrder(t *testing.T) {
 // Several processes creating the same new file apply each step once.
 func TestMigrateConcurrentOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	steps := append(migrations[:len(migrations):len(migrations)], testStep2)
+	steps := append(migrations[:len(migrations):len(migrations)], testNextStep)
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
 	for i := range errs {
@@ -145,7 +146,7 @@ func TestMigrateConcurrentOpen(t *testing.T) {
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
-	require.Equal(t, 2, pragma(t, rawDB(t, path), "user_version"))
+	require.Equal(t, len(steps), pragma(t, rawDB(t, path), "user_version"))
 }
 
 func TestJournalModeIsWAL(t *testing.T) {

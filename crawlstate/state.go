@@ -1,6 +1,8 @@
 // Package crawlstate keeps what recrawl knows about every page between runs:
 // identity, validators, content hash, revisit schedule, missing-run counts,
-// tombstones and failures, plus a run lock per source.
+// tombstones and failures, plus a run lock per source. Beside the rows it
+// keeps what the pipeline needs across runs: links, chunks, cached
+// vectors, pending alerts, discovery documents and stage events.
 //
 // State is the interface the engine needs; nothing SQLite-specific leaks
 // through it. SQLite (OpenSQLite) is the default implementation, and the
@@ -41,8 +43,35 @@ type Row struct {
 	Visits  int // fetches with a definitive answer (200, 304)
 	Changes int // of those, fetches that found a real change
 
-	Failures  int    // consecutive failed attempts
-	LastError string // the last failure, "stage: message"
+	Failures    int       // consecutive failed attempts
+	LastError   string    // the last failure, "stage: message"
+	LastStage   string    // the stage of the last failure
+	LastFailure time.Time // when the last failure happened; zero if none
+
+	Title     string // the page's title from the last 200
+	Canonical string // the rel=canonical the page declared on its last 200
+	AliasOf   string // the canonical URL this row is an alias of ("" if none)
+	ListedIn  string // the discovery document that last listed the URL
+
+	Stats Stats // change statistics for the scheduler's rate estimators
+}
+
+// Stats are a row's change statistics: what the scheduler's estimators need
+// and nothing else. The engine maintains them; the state stores them.
+type Stats struct {
+	LastChanged  time.Time     // when the content last changed, as far as is known
+	Elapsed      time.Duration // sum of the intervals between consecutive fetches
+	Recent       []Check       // the latest checks, oldest first (bounded by the engine)
+	LastModified time.Time     // the origin's Last-Modified at the latest fetch; zero if none
+	ChangeRate   float64       // the estimated changes per day
+	Weight       float64       // importance; 0 means the default of 1
+}
+
+// Check is one compared fetch in Stats.Recent.
+type Check struct {
+	Elapsed  time.Duration // since the previous fetch
+	Changed  bool          // a real change was found
+	Modified time.Duration // the Last-Modified estimator's term; 0 if unknown
 }
 
 // Discovered is one URL listed by discovery.
@@ -50,6 +79,10 @@ type Discovered struct {
 	URL         string    // normalized URL (the key)
 	OriginalURL string    // as listed by the source
 	LastMod     time.Time // sitemap lastmod; zero when absent
+	// Via is the discovery document that listed the URL (a sitemap file),
+	// stored as Row.ListedIn so TouchListed can mark the URLs of an
+	// unchanged document seen; "" keeps the stored value.
+	Via string
 }
 
 // UpsertStats counts what UpsertDiscovered did. Each distinct URL counts
@@ -98,11 +131,84 @@ type Result struct {
 	// Interval and NextCheck are the new schedule.
 	Interval  time.Duration
 	NextCheck time.Time
+
+	// Stats, when not nil, replaces the row's change statistics.
+	Stats *Stats
+	// Title and Canonical, when the answer had a body, replace the stored
+	// ones (also with ""); on a NotModified or Gone result they are kept.
+	Title     string
+	Canonical string
+	// AliasOf replaces the stored alias target when the answer had a body.
+	AliasOf string
+	// Links, when not nil, replaces the page's stored outgoing links (a
+	// crawl continues from them when the page answers 304).
+	Links []string
+	// Chunks, when ReplaceChunks is set, replaces the page's chunk list
+	// (nil: no chunks); two chunks with one Ordinal are an error. A Gone
+	// result always deletes the chunk list.
+	Chunks        []Chunk
+	ReplaceChunks bool
+	// Alert, when not nil, is stored pending in the same transaction, so a
+	// committed change always has its alert. An alert whose ID is already
+	// stored is left as it is (a delivered alert stays delivered). An
+	// empty Source or URL means the recorded source and the result's URL;
+	// an empty ID or another source is an error.
+	Alert *Alert
+}
+
+// Chunk is one chunk of a page's current version, as indexed.
+type Chunk struct {
+	Ordinal     int    // position in the page, unique among its chunks
+	TextHash    string // hex sha256 of Text
+	RecordID    string // the index record holding the chunk's vector
+	HeadingPath string // "Install > Linux"
+	Start, End  int    // byte range in the page's Markdown
+	Text        string
+}
+
+// Alert is a stored page-change alert. The state does not interpret the
+// payload; it remembers what was delivered.
+type Alert struct {
+	ID          string // alert.ID(url, old hash, new hash)
+	Source      string
+	URL         string
+	Kind        string // "new", "changed", "removed"
+	CreatedAt   time.Time
+	Payload     []byte    // the alert as JSON
+	DeliveredAt time.Time // zero while pending
+	Attempts    int       // failed delivery attempts
+	LastError   string
+}
+
+// Document is what discovery remembers about one of its own documents (a
+// sitemap file): its validators, for conditional requests, and its summary,
+// for cheap freshness checks.
+type Document struct {
+	URL           string
+	ETag          string
+	LastModified  string
+	Entries       int       // URLs it listed
+	NewestLastMod time.Time // the newest lastmod among them; zero if none
+	ListedLastMod time.Time // the lastmod a parent sitemap index gave it; zero if none
+	FetchedAt     time.Time
+}
+
+// StageEvent is one attempt of one pipeline stage for one page, kept so an
+// alert can be explained: what was tried, what failed, what was written.
+type StageEvent struct {
+	URL     string
+	At      time.Time
+	Stage   string // "fetch", "extract", "embed", "index", "commit", "alert"
+	Attempt int    // 1 for the first attempt of the stage for this page in a run
+	OK      bool
+	Err     string
+	Detail  string // e.g. the HTTP status, the record IDs written
 }
 
 // Failure is an attempt that produced no definitive answer (5xx, timeout,
 // network error, extraction failure...). Recording it leaves content hash,
-// validators and schedule as they were, so the row stays due.
+// validators and schedule as they were, so the row stays due; it sets
+// Failures + 1, LastError ("stage: err"), LastStage and LastFailure.
 type Failure struct {
 	URL   string
 	At    time.Time
@@ -118,7 +224,7 @@ type Options struct {
 	KeepTombstones bool
 }
 
-// ErrNotFound is returned by Get for an unknown row.
+// ErrNotFound is returned for an unknown row, alert or document.
 var ErrNotFound = errors.New("crawlstate: row not found")
 
 // ErrRunInProgress is returned by Lock when another holder has the source's
@@ -179,13 +285,14 @@ type State interface {
 	Count(ctx context.Context, source string) (total, gone int, err error)
 
 	// Record stores fetch results: LastFetched = At, Visits + 1 (not for
-	// Gone), Changes + 1 when Changed, Failures reset (LastError is kept
-	// for diagnosis), and the fields the Result documents. All results are written in one transaction.
+	// Gone), Changes + 1 when Changed, Failures reset (LastError, LastStage
+	// and LastFailure are kept for diagnosis), and the fields the Result
+	// documents. All results are written in one transaction.
 	// Results for unknown rows are an error that names the URL.
 	Record(ctx context.Context, source string, results []Result) error
 
-	// RecordFailure counts a failed attempt: Failures + 1 and LastError set;
-	// nothing else changes.
+	// RecordFailure counts a failed attempt: Failures + 1, LastError,
+	// LastStage and LastFailure set; nothing else changes.
 	RecordFailure(ctx context.Context, source string, f Failure) error
 
 	// Lock takes the run lock of source for owner until now+ttl. It
@@ -201,6 +308,63 @@ type State interface {
 	// Unlock releases owner's lock; releasing a lock not held is not an
 	// error.
 	Unlock(ctx context.Context, source, owner string) error
+
+	// Links returns the outgoing links stored for a page (nil if none), or
+	// ErrNotFound for an unknown row.
+	Links(ctx context.Context, source, url string) ([]string, error)
+
+	// Chunks returns a page's current chunk list in ordinal order (nil if
+	// none), or ErrNotFound for an unknown row.
+	Chunks(ctx context.Context, source, url string) ([]Chunk, error)
+
+	// Vectors returns the cached embedding vectors of the given chunk text
+	// hashes for an embedder model; hashes without a vector are absent from
+	// the map. An empty model is an error.
+	Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error)
+	// PutVectors caches embedding vectors by model and chunk text hash,
+	// replacing cached ones. An empty model, hash or vector is an error,
+	// and then nothing is stored.
+	PutVectors(ctx context.Context, model string, vectors map[string][]float32) error
+
+	// PendingAlerts returns up to limit undelivered alerts of source,
+	// oldest first (by CreatedAt, then ID). A limit below 1 is an error.
+	PendingAlerts(ctx context.Context, source string, limit int) ([]Alert, error)
+	// Alert returns a stored alert by ID, or ErrNotFound.
+	Alert(ctx context.Context, id string) (Alert, error)
+	// MarkDelivered records that the sink acknowledged the alert. It is
+	// idempotent (the first DeliveredAt is kept); an unknown ID is
+	// ErrNotFound; a zero at is an error.
+	MarkDelivered(ctx context.Context, id string, at time.Time) error
+	// MarkAlertFailed counts a failed delivery attempt (Attempts + 1,
+	// LastError); the alert stays pending. A delivered alert is left as it
+	// is; an unknown ID is ErrNotFound.
+	MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error
+
+	// Document returns what discovery stored about one of its documents,
+	// or ErrNotFound.
+	Document(ctx context.Context, source, url string) (Document, error)
+	// PutDocument stores it, replacing a stored one. An empty source or
+	// URL is an error.
+	PutDocument(ctx context.Context, source string, doc Document) error
+	// TouchListed marks every row of source whose ListedIn is via as seen
+	// at now (LastSeen = now, MissingRuns = 0), as UpsertDiscovered would:
+	// the document answered 304, so it lists what it listed before. Gone
+	// rows are touched too and stay gone. It returns how many rows it
+	// touched. An empty via is an error.
+	TouchListed(ctx context.Context, source, via string, now time.Time) (int, error)
+
+	// LogEvents appends stage events of source's pages in one
+	// transaction. An empty source, or an event without URL or Stage, is
+	// an error, and then nothing is stored.
+	LogEvents(ctx context.Context, source string, events []StageEvent) error
+	// Events returns the stage events of one page at or after since,
+	// oldest first; events with equal times in the order they were logged.
+	Events(ctx context.Context, source, url string, since time.Time) ([]StageEvent, error)
+
+	// DeadLetters returns the rows of source that failed at least
+	// minFailures times in a row, most failures first, then by URL. A
+	// minFailures below 1 is an error.
+	DeadLetters(ctx context.Context, source string, minFailures int) ([]Row, error)
 
 	// Close releases the store.
 	Close() error

@@ -72,6 +72,30 @@ func Run(t *testing.T, open Opener) {
 		{"LockRace", testLockRace},
 		{"ConcurrentRecords", testConcurrentRecords},
 		{"CanceledContext", testCanceledContext},
+
+		{"NewRowHasNoDetails", testNewRowHasNoDetails},
+		{"RecordStats", testRecordStats},
+		{"RecordTitleCanonicalAlias", testRecordTitleCanonicalAlias},
+		{"RecordFailureStageAndTime", testRecordFailureStage},
+		{"DiscoveredVia", testDiscoveredVia},
+		{"TouchListed", testTouchListed},
+		{"RecordLinks", testRecordLinks},
+		{"RecordChunks", testRecordChunks},
+		{"RecordChunksRejectsDuplicateOrdinals", testRecordChunksDuplicate},
+		{"RecordAlert", testRecordAlert},
+		{"RecordAlertRejectsBadAlerts", testRecordAlertBad},
+		{"RecordBatchIsAtomicWithExtras", testRecordAtomicExtras},
+		{"PendingAlerts", testPendingAlerts},
+		{"MarkDelivered", testMarkDelivered},
+		{"MarkAlertFailed", testMarkAlertFailed},
+		{"Vectors", testVectors},
+		{"VectorsMany", testVectorsMany},
+		{"PutVectorsRejectsBadInput", testPutVectorsBad},
+		{"Documents", testDocuments},
+		{"StageEvents", testStageEvents},
+		{"LogEventsRejectsBadEvents", testLogEventsBad},
+		{"DeadLetters", testDeadLetters},
+		{"CanceledContextExtras", testCanceledContextExtras},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
@@ -474,8 +498,10 @@ func testRecordFailure(t *testing.T, open Opener) {
 		require.Equal(t, i, r.Failures)
 		require.Contains(t, r.LastError, "fetch")
 		require.Contains(t, r.LastError, fmt.Sprintf("503 attempt %d", i))
+		require.Equal(t, "fetch", r.LastStage)
+		requireTime(t, t0.Add(time.Duration(i)*time.Hour), r.LastFailure, "LastFailure")
 		// Nothing else moved.
-		r.Failures, r.LastError = before.Failures, before.LastError
+		r.Failures, r.LastError, r.LastStage, r.LastFailure = before.Failures, before.LastError, before.LastStage, before.LastFailure
 		require.Equal(t, normalize(before), normalize(r))
 	}
 	require.Equal(t, []string{u}, dueURLs(t, s, src, t0.Add(time.Hour)), "a failed row stays due")
@@ -491,7 +517,8 @@ func testRecordFailure(t *testing.T, open Opener) {
 // normalize puts a row's times in UTC without monotonic readings, so
 // require.Equal compares instants.
 func normalize(r crawlstate.Row) crawlstate.Row {
-	for _, p := range []*time.Time{&r.FirstSeen, &r.LastSeen, &r.LastFetched, &r.NextCheck, &r.SitemapLastMod} {
+	for _, p := range []*time.Time{&r.FirstSeen, &r.LastSeen, &r.LastFetched, &r.NextCheck, &r.SitemapLastMod,
+		&r.LastFailure, &r.Stats.LastChanged, &r.Stats.LastModified} {
 		if !p.IsZero() {
 			*p = p.UTC().Round(0)
 		}

@@ -1,0 +1,123 @@
+package crawlstate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// alertColumns lists the alerts columns in the order scanAlert reads them.
+const alertColumns = `id, source, url, kind, created_at, payload, delivered_at, attempts, last_error`
+
+func scanAlert(sc scanner) (Alert, error) {
+	var (
+		a                  Alert
+		created, delivered int64
+	)
+	if err := sc.Scan(&a.ID, &a.Source, &a.URL, &a.Kind, &created, &a.Payload, &delivered, &a.Attempts, &a.LastError); err != nil {
+		return Alert{}, err
+	}
+	a.CreatedAt, a.DeliveredAt = decTime(created), decTime(delivered)
+	if len(a.Payload) == 0 {
+		a.Payload = nil
+	}
+	return a, nil
+}
+
+// pendingAlertsSQL reads the partial index alerts_pending: its WHERE
+// clause must repeat the index's literally for SQLite to use it.
+const pendingAlertsSQL = `
+SELECT ` + alertColumns + ` FROM alerts
+WHERE source = ? AND delivered_at = -9223372036854775808
+ORDER BY created_at, id
+LIMIT ?`
+
+// PendingAlerts implements State: oldest first by CreatedAt, then ID. A
+// limit below 1 is an error.
+func (s *SQLite) PendingAlerts(ctx context.Context, source string, limit int) ([]Alert, error) {
+	const op = "pending alerts"
+	if limit < 1 {
+		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	}
+	rows, err := s.r.QueryContext(ctx, pendingAlertsSQL, source, limit)
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+	}
+	defer rows.Close()
+	var out []Alert
+	for rows.Next() {
+		a, err := scanAlert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+	}
+	return out, nil
+}
+
+// Alert implements State.
+func (s *SQLite) Alert(ctx context.Context, id string) (Alert, error) {
+	a, err := scanAlert(s.r.QueryRowContext(ctx, `SELECT `+alertColumns+` FROM alerts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, err)
+	}
+	return a, nil
+}
+
+// MarkDelivered implements State: only a pending alert takes the time, so
+// a second call keeps the first DeliveredAt. A zero at is an error (a zero
+// DeliveredAt means pending).
+func (s *SQLite) MarkDelivered(ctx context.Context, id string, at time.Time) error {
+	const op = "mark delivered"
+	if at.IsZero() {
+		return fmt.Errorf("crawlstate: %s %q: zero delivery time; pass when the sink acknowledged the alert", op, id)
+	}
+	return s.updatePendingAlert(ctx, op, id,
+		`UPDATE alerts SET delivered_at = ? WHERE id = ? AND delivered_at = -9223372036854775808`,
+		encTime(at), id)
+}
+
+// MarkAlertFailed implements State. It also keeps at, for diagnosis.
+func (s *SQLite) MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error {
+	const op = "mark alert failed"
+	return s.updatePendingAlert(ctx, op, id, `
+UPDATE alerts SET attempts = attempts + 1, last_error = ?, last_attempt = ?
+WHERE id = ? AND delivered_at = -9223372036854775808`,
+		errMsg, encTime(at), id)
+}
+
+// updatePendingAlert runs an UPDATE of a pending alert. When it matched
+// nothing, the alert is either delivered (nothing to do) or unknown
+// (ErrNotFound).
+func (s *SQLite) updatePendingAlert(ctx context.Context, op, id, query string, args ...any) error {
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, id, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM alerts WHERE id = ?`, id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("crawlstate: %s %q: no such alert: %w", op, id, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("crawlstate: %s %q: %w", op, id, err)
+		}
+		return nil
+	})
+}

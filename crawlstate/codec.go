@@ -1,0 +1,184 @@
+package crawlstate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Stats.Recent is stored in a compact binary form (column pages.recent):
+//
+//	byte 0       format version, checksFormat
+//	per check    a flags byte, then Elapsed as a signed varint, then
+//	             Modified as a signed varint unless a flag gives it
+//
+// Flags: bit 0 Changed; bit 1 Modified equals Elapsed (an unchanged check
+// with a usable Last-Modified); bit 2 Modified is zero (no usable
+// Last-Modified). Other bits must be zero, and bits 1 and 2 are never both
+// set. For intervals of hours to weeks a check costs 8 bytes, 7 more when
+// its Modified term is its own (a change with a usable Last-Modified); a
+// window of 32 checks takes 250 to 350 bytes. No checks is stored as NULL.
+const checksFormat = 1
+
+const (
+	checkChanged        = 1 << 0
+	checkModifiedIsSame = 1 << 1
+	checkModifiedIsZero = 1 << 2
+	checkKnownFlags     = checkChanged | checkModifiedIsSame | checkModifiedIsZero
+)
+
+// errCorrupt is wrapped by the errors of the decoders below: a stored value
+// this build cannot read.
+var errCorrupt = errors.New("corrupt stored value")
+
+// encodeChecks returns the stored form of cs; nil for no checks.
+func encodeChecks(cs []Check) []byte {
+	if len(cs) == 0 {
+		return nil
+	}
+	buf := make([]byte, 1, 1+len(cs)*2*binary.MaxVarintLen64)
+	buf[0] = checksFormat
+	for _, c := range cs {
+		var flags byte
+		if c.Changed {
+			flags |= checkChanged
+		}
+		switch c.Modified {
+		case 0:
+			flags |= checkModifiedIsZero
+		case c.Elapsed:
+			flags |= checkModifiedIsSame
+		}
+		buf = append(buf, flags)
+		buf = binary.AppendVarint(buf, int64(c.Elapsed))
+		if flags&(checkModifiedIsZero|checkModifiedIsSame) == 0 {
+			buf = binary.AppendVarint(buf, int64(c.Modified))
+		}
+	}
+	return buf
+}
+
+// decodeChecks is the inverse of encodeChecks. Empty input is no checks.
+func decodeChecks(b []byte) ([]Check, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if b[0] != checksFormat {
+		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", errCorrupt, b[0], checksFormat)
+	}
+	b = b[1:]
+	out := make([]Check, 0, countChecks(b))
+	for len(b) > 0 {
+		flags := b[0]
+		b = b[1:]
+		if flags&^checkKnownFlags != 0 || (flags&checkModifiedIsSame != 0 && flags&checkModifiedIsZero != 0) {
+			return nil, fmt.Errorf("%w: recent check %d has flags %#x", errCorrupt, len(out), flags)
+		}
+		elapsed, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("%w: recent check %d: truncated or malformed elapsed time", errCorrupt, len(out))
+		}
+		b = b[n:]
+		c := Check{Elapsed: time.Duration(elapsed), Changed: flags&checkChanged != 0}
+		switch {
+		case flags&checkModifiedIsSame != 0:
+			c.Modified = c.Elapsed
+		case flags&checkModifiedIsZero != 0:
+		default:
+			m, n := binary.Varint(b)
+			if n <= 0 {
+				return nil, fmt.Errorf("%w: recent check %d: truncated or malformed modified term", errCorrupt, len(out))
+			}
+			b = b[n:]
+			c.Modified = time.Duration(m)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// countChecks returns how many checks b holds if it is well formed (a
+// varint's last byte has its high bit clear), so that decodeChecks
+// allocates once; decodeChecks validates.
+func countChecks(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); n++ {
+		flags := b[i]
+		i++
+		varints := 1
+		if flags&(checkModifiedIsSame|checkModifiedIsZero) == 0 {
+			varints = 2
+		}
+		for ; varints > 0 && i < len(b); i++ {
+			if b[i] < 0x80 {
+				varints--
+			}
+		}
+	}
+	return n
+}
+
+// encodeVector stores v as little-endian float32s.
+func encodeVector(v []float32) []byte {
+	buf := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f))
+	}
+	return buf
+}
+
+// decodeVector is the inverse of encodeVector.
+func decodeVector(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("%w: a vector of %d bytes is not a whole number of float32s", errCorrupt, len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// Links are stored (column links.links) as a format byte, linksFormat,
+// then per link its length in bytes as an unsigned varint and its bytes:
+// any string round-trips, whatever its encoding.
+const linksFormat = 1
+
+// encodeLinks returns the stored form of links.
+func encodeLinks(links []string) []byte {
+	size := 1
+	for _, l := range links {
+		size += binary.MaxVarintLen64 + len(l)
+	}
+	buf := make([]byte, 1, size)
+	buf[0] = linksFormat
+	for _, l := range links {
+		buf = binary.AppendUvarint(buf, uint64(len(l)))
+		buf = append(buf, l...)
+	}
+	return buf
+}
+
+// decodeLinks is the inverse of encodeLinks; no links is nil.
+func decodeLinks(b []byte) ([]string, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if b[0] != linksFormat {
+		return nil, fmt.Errorf("%w: links in format %d; this build reads format %d", errCorrupt, b[0], linksFormat)
+	}
+	b = b[1:]
+	var links []string
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, fmt.Errorf("%w: link %d: truncated or malformed", errCorrupt, len(links))
+		}
+		b = b[k:]
+		links = append(links, string(b[:n]))
+		b = b[n:]
+	}
+	return links, nil
+}

@@ -1,0 +1,170 @@
+package crawlstate
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestChecksRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []Check
+		size int // encoded bytes
+	}{
+		{"none", nil, 0},
+		{"empty", []Check{}, 0},
+		{"modified zero", []Check{{Elapsed: 20 * time.Hour}}, 1 + 1 + 7},
+		{"modified same", []Check{{Elapsed: 20*time.Hour + 1, Modified: 20*time.Hour + 1}}, 1 + 1 + 7},
+		{"modified other", []Check{{Elapsed: 20 * time.Hour, Changed: true, Modified: 3 * time.Hour}}, 1 + 1 + 7 + 7},
+		{"zero elapsed", []Check{{}}, 1 + 1 + 1},
+		{"negative and extreme values", []Check{
+			{Elapsed: -time.Second, Modified: math.MinInt64},
+			{Elapsed: math.MaxInt64, Changed: true, Modified: math.MaxInt64 - 1},
+		}, 1 + 1 + 5 + 10 + 1 + 10 + 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := encodeChecks(tc.in)
+			require.Len(t, b, tc.size)
+			got, err := decodeChecks(b)
+			require.NoError(t, err)
+			if len(tc.in) == 0 {
+				require.Nil(t, got)
+				return
+			}
+			require.Equal(t, tc.in, got)
+		})
+	}
+}
+
+// A full window of the engine's checks stays small: the point of the
+// binary form.
+func TestChecksWindowSize(t *testing.T) {
+	window := make([]Check, 32)
+	for i := range window {
+		e := time.Duration(20+i)*time.Hour + time.Duration(i*7919)
+		window[i] = Check{Elapsed: e, Modified: e}
+		if i%5 == 0 {
+			window[i] = Check{Elapsed: e, Changed: true, Modified: e / 3}
+		}
+	}
+	b := encodeChecks(window)
+	require.LessOrEqual(t, len(b), 1+32*8+7*7, "8 bytes a check, 7 more for a change's own modified term")
+	got, err := decodeChecks(b)
+	require.NoError(t, err)
+	require.Equal(t, window, got)
+}
+
+func TestDecodeChecksRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"unknown format", []byte{2, 0, 0}, "format 2"},
+		{"unknown flag", []byte{checksFormat, 0x08, 0}, "flags 0x8"},
+		{"contradicting flags", []byte{checksFormat, checkModifiedIsSame | checkModifiedIsZero, 0}, "flags 0x6"},
+		{"no elapsed", []byte{checksFormat, checkModifiedIsZero}, "malformed elapsed"},
+		{"truncated elapsed", []byte{checksFormat, checkModifiedIsZero, 0x80}, "malformed elapsed"},
+		{"no modified", []byte{checksFormat, checkChanged, 2}, "malformed modified"},
+		{"varint overflow", []byte{checksFormat, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "malformed elapsed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeChecks(tc.in)
+			require.ErrorIs(t, err, errCorrupt)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestLinksRoundTrip(t *testing.T) {
+	for _, in := range [][]string{
+		{"https://ex.com/a"},
+		{"", "x", ""},
+		{"\xff\xfe not UTF-8", "with\x00nul", "日本"},
+	} {
+		got, err := decodeLinks(encodeLinks(in))
+		require.NoError(t, err)
+		require.Equal(t, in, got)
+	}
+	got, err := decodeLinks(encodeLinks(nil))
+	require.NoError(t, err)
+	require.Nil(t, got)
+
+	for _, bad := range [][]byte{{2}, {linksFormat, 5, 'a'}, {linksFormat, 0x80}} {
+		_, err := decodeLinks(bad)
+		require.ErrorIs(t, err, errCorrupt, "%x", bad)
+	}
+}
+
+func TestVectorEncoding(t *testing.T) {
+	in := []float32{0, -0.5, math.MaxFloat32, float32(math.Inf(1)), math.SmallestNonzeroFloat32}
+	b := encodeVector(in)
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 0xbf}, b[:8], "little-endian IEEE 754")
+	got, err := decodeVector(b)
+	require.NoError(t, err)
+	require.Equal(t, in, got)
+	nan := math.Float32frombits(0x7fc00001)
+	got, err = decodeVector(encodeVector([]float32{nan}))
+	require.NoError(t, err)
+	require.Equal(t, uint32(0x7fc00001), math.Float32bits(got[0]), "bits are kept, NaN payloads too")
+
+	_, err = decodeVector([]byte{1, 2, 3})
+	require.ErrorIs(t, err, errCorrupt)
+}
+
+func FuzzDecodeChecks(f *testing.F) {
+	f.Add([]byte(nil))
+	f.Add(encodeChecks([]Check{{Elapsed: time.Hour, Changed: true, Modified: time.Minute}, {Elapsed: 2 * time.Hour, Modified: 2 * time.Hour}, {Elapsed: 3}}))
+	f.Add([]byte{checksFormat, 0xff})
+	f.Add([]byte{checksFormat, 0, 0x80, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cs, err := decodeChecks(b)
+		if err != nil {
+			require.ErrorIs(t, err, errCorrupt)
+			return
+		}
+		again, err := decodeChecks(encodeChecks(cs))
+		require.NoError(t, err)
+		if len(cs) == 0 {
+			require.Empty(t, again)
+			return
+		}
+		require.Equal(t, cs, again)
+	})
+}
+
+func FuzzDecodeLinks(f *testing.F) {
+	f.Add([]byte(nil))
+	f.Add(encodeLinks([]string{"https://ex.com/a", "", "b"}))
+	f.Add([]byte{linksFormat, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		links, err := decodeLinks(b)
+		if err != nil {
+			require.ErrorIs(t, err, errCorrupt)
+			return
+		}
+		again, err := decodeLinks(encodeLinks(links))
+		require.NoError(t, err)
+		require.Equal(t, links, again)
+	})
+}
+
+func FuzzDecodeVector(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(encodeVector([]float32{1, -2, 3.5}))
+	f.Add([]byte{1, 2, 3, 4, 5})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeVector(b)
+		if err != nil {
+			require.ErrorIs(t, err, errCorrupt)
+			require.NotZero(t, len(b)%4)
+			return
+		}
+		require.Equal(t, b, encodeVector(v), "every whole number of float32s decodes and re-encodes to itself")
+	})
+}

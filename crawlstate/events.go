@@ -1,0 +1,90 @@
+package crawlstate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// LogEvents implements State: one transaction, one prepared INSERT. An
+// empty source, or an event without URL or Stage, is an error, and then
+// nothing of the batch is stored.
+func (s *SQLite) LogEvents(ctx context.Context, source string, events []StageEvent) error {
+	const op = "log events"
+	if source == "" {
+		return fmt.Errorf("crawlstate: %s: empty source name", op)
+	}
+	for i, e := range events {
+		if e.URL == "" || e.Stage == "" {
+			return fmt.Errorf("crawlstate: %s: events[%d] has an empty URL (%q) or stage (%q)", op, i, e.URL, e.Stage)
+		}
+	}
+	if len(events) == 0 {
+		return ctx.Err()
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		ps := &txStmts{tx: tx}
+		defer ps.close()
+		for _, e := range events {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("crawlstate: %s: %w", op, err)
+			}
+			if _, err := ps.exec(ctx, `
+INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+				return fmt.Errorf("crawlstate: %s: %s of %q: %w", op, e.Stage, e.URL, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Events implements State: by time, then in insertion order.
+func (s *SQLite) Events(ctx context.Context, source, u string, since time.Time) ([]StageEvent, error) {
+	const op = "events"
+	rows, err := s.r.QueryContext(ctx, `
+SELECT url, at, stage, attempt, ok, err, detail FROM events
+WHERE source = ? AND url = ? AND at >= ?
+ORDER BY at, id`, source, u, encTime(since))
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
+	}
+	defer rows.Close()
+	var out []StageEvent
+	for rows.Next() {
+		var e StageEvent
+		var at int64
+		if err := rows.Scan(&e.URL, &at, &e.Stage, &e.Attempt, &e.OK, &e.Err, &e.Detail); err != nil {
+			return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
+		}
+		e.At = decTime(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
+	}
+	return out, nil
+}
+
+// deadLettersSQL reads the partial index pages_failing; "failures > 0"
+// repeats the index's condition so SQLite can use it (minFailures >= 1
+// implies it, but SQLite cannot see through a parameter).
+const deadLettersSQL = `
+SELECT ` + rowColumns + ` FROM pages
+WHERE source = ? AND failures > 0 AND failures >= ?
+ORDER BY failures DESC, url`
+
+// DeadLetters implements State: most failures first, then by URL. A
+// minFailures below 1 is an error.
+func (s *SQLite) DeadLetters(ctx context.Context, source string, minFailures int) ([]Row, error) {
+	const op = "dead letters"
+	if minFailures < 1 {
+		return nil, fmt.Errorf("crawlstate: %s: minFailures %d; pass at least 1", op, minFailures)
+	}
+	out, err := s.queryRows(ctx, deadLettersSQL, source, minFailures)
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+	}
+	return out, nil
+}
