@@ -7,21 +7,59 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recrawl/recrawl/alert"
+	"github.com/recrawl/recrawl/chunk"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/fingerprint"
+	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/normalize"
 	"github.com/recrawl/recrawl/schedule"
 )
 
 // Defaults of Config's zero fields.
 const (
-	DefaultWorkers     = 4
-	DefaultMissingRuns = 3
-	DefaultBatchSize   = 500
-	DefaultLockTTL     = 15 * time.Minute
-	DefaultJitter      = 0.1
+	DefaultWorkers         = 4
+	DefaultMissingRuns     = 3
+	DefaultBatchSize       = 500
+	DefaultBatchThreshold  = 50
+	DefaultLockTTL         = 15 * time.Minute
+	DefaultJitter          = 0.1
+	DefaultStageAttempts   = 3
+	DefaultDeadLetterAfter = 3
+)
+
+// SitemapTrust says how far a sitemap's lastmod is believed.
+type SitemapTrust int
+
+const (
+	// TrustHint (the default): a moved lastmod makes a row due now, and the
+	// adaptive schedule still revisits every row.
+	TrustHint SitemapTrust = iota
+	// TrustAuthoritative: the sitemap is the truth. When its entry count and
+	// newest lastmod equal the last run's (or it answers 304), the run ends
+	// after robots.txt and the sitemap; otherwise only rows whose own
+	// lastmod moved (and new rows) are fetched. A sitemap without any
+	// lastmod has nothing to compare and is refetched in full every run.
+	TrustAuthoritative
+)
+
+// CanonicalPolicy says what a page's declared rel=canonical means.
+type CanonicalPolicy int
+
+const (
+	// CanonicalRecord (the default): identity stays the normalized fetched
+	// URL; the declared canonical is stored and reported.
+	CanonicalRecord CanonicalPolicy = iota
+	// CanonicalFollow: a page that declares another same-host canonical
+	// becomes an alias of it. The canonical URL is discovered in its place
+	// and carries the content, index records and alerts; the alias row is
+	// kept (and rechecked on its schedule) for diagnosis, and its outcome
+	// is skipped with reason "alias". Identity changes only between runs:
+	// the canonical is fetched as its own row.
+	CanonicalFollow
 )
 
 // Config configures an Engine. Only State is required; every other zero
@@ -31,13 +69,27 @@ type Config struct {
 	State crawlstate.State
 
 	// Fetcher gets pages. Default: a fetch.HTTP using HTTPClient, Clock,
-	// UserAgent and Logger.
+	// UserAgent, Logger and the Limits. A Fetcher that also implements
+	// fetch.BatchFetcher gets the rows without validators in batch jobs
+	// when more than BatchThreshold of them are due.
 	Fetcher fetch.Fetcher
-	// HTTPClient is the base client for discovery documents and the
-	// default fetcher (default: a client on http.DefaultTransport).
+	// Remote, when set, is a paid back end (such as a *geonode.Client)
+	// used through fetch.Hybrid: the engine asks the origin itself first,
+	// through its polite fetcher, with the row's validators, and calls
+	// Remote only when the page changed, the origin sends no validators, or
+	// it blocks direct requests. Set Fetcher instead to use a back end for
+	// every page. Fetcher and Remote exclude each other.
+	Remote fetch.Fetcher
+	// HTTPClient is the base client for robots.txt, discovery documents
+	// and the default fetcher (default: a client on http.DefaultTransport).
+	// The engine wraps its transport with its politeness policy.
 	HTTPClient *http.Client
-	// UserAgent is sent with every request the engine makes.
+	// UserAgent is sent with every request the engine makes, and matched
+	// against robots.txt groups by its product token (the part before "/").
 	UserAgent string
+	// BatchThreshold is how many rows without validators must be due
+	// before they go to a fetch.BatchFetcher (default 50).
+	BatchThreshold int
 
 	// Limits are the instance-wide caps (default DefaultLimits(); read
 	// them from the environment with LimitsFromEnv).
@@ -45,17 +97,50 @@ type Config struct {
 
 	// Scheduler chooses revisit intervals (default schedule.DefaultHalving).
 	Scheduler schedule.Scheduler
-	// Normalize is the URL policy that gives pages their identity.
-	Normalize normalize.Policy
-	// Fingerprint strips volatile blocks before hashing: Base rules for
-	// every host (default fingerprint.Default) plus per-host extras.
-	Fingerprint fingerprint.Set
-
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages
 	// found together do not stay due together forever (default 0.1; set a
 	// negative value for none).
 	Jitter float64
+	// Budget caps the fetches of one run (0: no cap). When more rows are
+	// due than the budget allows, the due queue is ordered by expected
+	// freshness gain instead of by due time, so the budget is spent where
+	// it buys most; the rest stays due.
+	Budget int
+
+	// Normalize is the URL policy that gives pages their identity.
+	Normalize normalize.Policy
+	// Fingerprint strips volatile blocks before hashing: Base rules for
+	// every host (default fingerprint.Default) plus per-host extras.
+	Fingerprint fingerprint.Set
+	// SitemapTrust says how far sitemap lastmods are believed (default
+	// TrustHint).
+	SitemapTrust SitemapTrust
+	// CanonicalPolicy says what a declared rel=canonical means (default
+	// CanonicalRecord).
+	CanonicalPolicy CanonicalPolicy
+
+	// Embedder and Index, when both set, send every new or changed page
+	// through the pipeline: chunk, embed (reusing the vectors of unchanged
+	// chunk text), upsert records with provenance, delete the previous
+	// version's records, and only then commit the new content hash.
+	Embedder embed.Embedder
+	Index    index.Index
+	// Chunking configures the chunker (default chunk.Options{}).
+	Chunking chunk.Options
+	// Alerts, when set, receives a page-change alert for every committed
+	// change and removal, exactly once per (URL, old hash, new hash).
+	Alerts alert.Sink
+	// AlertOnNew also alerts first sightings of pages (default false, so a
+	// first run over a site does not flood).
+	AlertOnNew bool
+	// StageAttempts bounds the attempts of the embed, index and alert
+	// stages of one page in one run (default 3); transient errors are
+	// retried with backoff, without refetching the page.
+	StageAttempts int
+	// DeadLetterAfter is how many consecutive failed runs make a page a
+	// dead letter (default 3); see Engine.DeadLetters.
+	DeadLetterAfter int
 
 	// Workers bounds concurrent page fetches (default 4).
 	Workers int
@@ -108,14 +193,19 @@ func (c *Config) validate() error {
 	if c.State == nil {
 		ce.add("State", "required: open one with crawlstate.OpenSQLite")
 	}
-	if c.Workers < 0 {
-		ce.add("Workers", "must be >= 0 (0 means %d), got %d", DefaultWorkers, c.Workers)
+	nonNegative := func(field string, v, def int) {
+		if v < 0 {
+			ce.add(field, "must be >= 0 (0 means %d), got %d", def, v)
+		}
 	}
-	if c.MissingRuns < 0 {
-		ce.add("MissingRuns", "must be >= 0 (0 means %d), got %d", DefaultMissingRuns, c.MissingRuns)
-	}
-	if c.BatchSize < 0 {
-		ce.add("BatchSize", "must be >= 0 (0 means %d), got %d", DefaultBatchSize, c.BatchSize)
+	nonNegative("Workers", c.Workers, DefaultWorkers)
+	nonNegative("MissingRuns", c.MissingRuns, DefaultMissingRuns)
+	nonNegative("BatchSize", c.BatchSize, DefaultBatchSize)
+	nonNegative("BatchThreshold", c.BatchThreshold, DefaultBatchThreshold)
+	nonNegative("StageAttempts", c.StageAttempts, DefaultStageAttempts)
+	nonNegative("DeadLetterAfter", c.DeadLetterAfter, DefaultDeadLetterAfter)
+	if c.Budget < 0 {
+		ce.add("Budget", "must be >= 0 (0 means no cap), got %d", c.Budget)
 	}
 	if c.LockTTL < 0 {
 		ce.add("LockTTL", "must be >= 0 (0 means %s), got %s", DefaultLockTTL, c.LockTTL)
@@ -131,18 +221,35 @@ func (c *Config) validate() error {
 	if strings.ContainsAny(c.UserAgent, "\r\n") {
 		ce.add("UserAgent", "must be one line")
 	}
+	if c.Fetcher != nil && c.Remote != nil {
+		ce.add("Remote", "Fetcher and Remote exclude each other: Remote is used behind the engine's own direct fetcher")
+	}
+	if (c.Embedder == nil) != (c.Index == nil) {
+		ce.add("Embedder", "Embedder and Index go together: set both to index pages, or neither")
+	}
+	if c.Embedder != nil && c.Embedder.Dimensions() <= 0 {
+		ce.add("Embedder", "reports %d dimensions", c.Embedder.Dimensions())
+	}
+	if c.SitemapTrust != TrustHint && c.SitemapTrust != TrustAuthoritative {
+		ce.add("SitemapTrust", "unknown value %d", c.SitemapTrust)
+	}
+	if c.CanonicalPolicy != CanonicalRecord && c.CanonicalPolicy != CanonicalFollow {
+		ce.add("CanonicalPolicy", "unknown value %d", c.CanonicalPolicy)
+	}
 	if len(ce.Problems) > 0 {
 		return &ce
 	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
 	}
-	if c.MissingRuns == 0 {
-		c.MissingRuns = DefaultMissingRuns
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
-	}
+	def(&c.Workers, DefaultWorkers)
+	def(&c.MissingRuns, DefaultMissingRuns)
+	def(&c.BatchSize, DefaultBatchSize)
+	def(&c.BatchThreshold, DefaultBatchThreshold)
+	def(&c.StageAttempts, DefaultStageAttempts)
+	def(&c.DeadLetterAfter, DefaultDeadLetterAfter)
 	if c.LockTTL == 0 {
 		c.LockTTL = DefaultLockTTL
 	}
@@ -152,15 +259,15 @@ func (c *Config) validate() error {
 	case c.Jitter < 0:
 		c.Jitter = 0
 	}
-	if c.UserAgent == "" {
-		c.UserAgent = fetch.DefaultUserAgent
-	}
 	if c.Limits == nil {
 		l := DefaultLimits()
 		c.Limits = &l
 	} else {
 		l := *c.Limits // the engine keeps its own copy
 		c.Limits = &l
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = fetch.DefaultUserAgent
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real()

@@ -7,8 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"hash/maphash"
-	"math"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -33,8 +32,35 @@ type Engine struct {
 	polite  *fetch.Polite
 	client  *http.Client
 	fetcher fetch.Fetcher
+	batcher fetch.BatchFetcher // the fetcher's batch ability, if any
 
 	observerMu sync.Mutex // serializes Observer calls across runs
+
+	closing atomic.Bool    // Shutdown was called
+	runs    sync.WaitGroup // runs in progress
+}
+
+// ErrEngineClosed is returned by Run after Shutdown.
+var ErrEngineClosed = errors.New("recrawl: engine shut down")
+
+// Shutdown stops the engine gracefully, as http.Server.Shutdown does: runs
+// in progress dispatch no further page, let the pages in flight finish and
+// be recorded, and return with StoppedBy "shutdown"; the rows they did not
+// reach stay due. Shutdown waits for them, or for ctx to end. Later calls to
+// Run return ErrEngineClosed.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.closing.Store(true)
+	done := make(chan struct{})
+	go func() {
+		e.runs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // New validates cfg and returns an Engine. Errors are *ConfigError.
@@ -67,9 +93,19 @@ func New(cfg Config) (*Engine, error) {
 			Clock:     cfg.Clock,
 			Logger:    cfg.Logger,
 		}
+		if cfg.Remote != nil {
+			e.fetcher = &fetch.Hybrid{Direct: e.fetcher, Remote: cfg.Remote, Clock: cfg.Clock, Logger: cfg.Logger}
+		}
 	}
+	e.batcher, _ = e.fetcher.(fetch.BatchFetcher)
 	return e, nil
 }
+
+// Client returns the engine's polite HTTP client: robots.txt, per-host
+// pacing and the User-Agent apply to every request it sends. Use it to build
+// fetchers (fetch.HTTP, fetch.Hybrid's direct side) that must obey the same
+// policy as the engine.
+func (e *Engine) Client() *http.Client { return e.client }
 
 func transportOf(c *http.Client) http.RoundTripper {
 	if c.Transport != nil {
@@ -101,10 +137,11 @@ func (b *budget) take() bool {
 	}
 }
 
-// ticket travels in the context of one page fetch. The engine reserves the
-// fetch's first request before calling the fetcher (so fetchers that do not
-// use the engine's transport are capped too); retries and redirect hops
-// through the transport take further requests from the budget.
+// ticket travels in the context of page requests. For a fetch of the due
+// queue the engine reserves the first request before calling the fetcher
+// (so fetchers that do not use the engine's transport are capped too);
+// retries and redirect hops through the transport take further requests
+// from the budget. A crawl's requests all take from the budget.
 type ticket struct {
 	b       *budget
 	prepaid atomic.Bool
@@ -116,7 +153,7 @@ type ticketKey struct{}
 func admit(req *http.Request) error {
 	t, ok := req.Context().Value(ticketKey{}).(*ticket)
 	if !ok {
-		return nil // not a page request (discovery documents)
+		return nil // not a page request (robots.txt, discovery documents)
 	}
 	if t.prepaid.CompareAndSwap(true, false) || t.b.take() {
 		return nil
@@ -143,33 +180,48 @@ type run struct {
 	source string
 	owner  string
 	start  time.Time
+	log    *slog.Logger
 
 	budget  budget
-	stopped atomic.Bool // a cap ended the run: dispatch no more rows
+	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
+	sched   schedule.Scheduler
 
 	mu        sync.Mutex
 	rep       *Report
 	done      int
 	lastLock  time.Time
 	lockError error
+	fatal     error
+	handled   map[string]bool // URLs whose outcome this run already recorded (crawls)
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,
 // upsert them, count missing ones, then fetch every due row conditionally,
-// fingerprint what changed, record outcomes and reschedule.
+// extract and fingerprint what changed, index it and alert when configured,
+// record outcomes and reschedule.
 //
 // Run returns the report even when it also returns an error. A cancelled
-// context stops the run promptly; pages whose outcome was not recorded
-// stay due for the next run. An incomplete discovery is a *DiscoveryError
-// returned after the due queue was processed.
+// context stops the run promptly; pages whose outcome was not recorded stay
+// due for the next run. A robots.txt that cannot be read fails the run
+// before anything else is requested (*fetch.RobotsError). An incomplete
+// discovery is a *DiscoveryError returned after the due queue was processed.
+// A fatal fetcher error (an error with a Fatal() bool method that reports
+// true, such as a rejected API key or an exhausted balance) stops the run
+// and is returned; the rows not fetched stay due.
 func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) {
 	if src == nil {
 		return nil, errors.New("recrawl: Run needs a source")
 	}
-	r := &run{e: e, source: src.Name(), owner: newOwner(), start: e.cfg.Clock.Now()}
+	e.runs.Add(1)
+	defer e.runs.Done()
+	if e.closing.Load() {
+		return nil, ErrEngineClosed
+	}
+	r := &run{e: e, source: src.Name(), owner: newOwner(), start: e.cfg.Clock.Now(), handled: map[string]bool{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
+	r.log = e.cfg.Logger.With("source", r.source)
 	st := e.cfg.State
 	if err := st.Lock(ctx, r.source, r.owner, r.start, e.cfg.LockTTL); err != nil {
 		return nil, fmt.Errorf("recrawl: run %s: %w", r.source, err)
@@ -178,42 +230,34 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		// Release even when ctx is cancelled.
 		_ = st.Unlock(context.WithoutCancel(ctx), r.source, r.owner)
 	}()
-	log := e.cfg.Logger.With("source", r.source)
-	log.InfoContext(ctx, "run started")
+	r.log.InfoContext(ctx, "run started")
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
 		// A site whose rules cannot be read is not touched at all.
 		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
 			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
-
-	discErr := r.discover(ctx, src)
-	if err := ctx.Err(); err != nil {
+	sched, err := e.plan(ctx, r.source)
+	if err != nil {
 		return r.finish(), err
 	}
-	if discErr != nil && !isLimit(discErr) {
-		var de *DiscoveryError
-		if !errors.As(discErr, &de) {
-			return r.finish(), discErr // state could not be written
-		}
-		r.rep.Incomplete = true
-		log.WarnContext(ctx, "discovery incomplete; nothing counted missing", "err", discErr)
-	} else if isLimit(discErr) {
-		r.rep.Incomplete = true
-		var le *discover.LimitError
-		errors.As(discErr, &le)
-		r.rep.StoppedBy = le.Limit
-		log.InfoContext(ctx, "discovery stopped at a cap; nothing counted missing", "cap", le.Limit)
-	} else {
-		n, err := st.MarkMissing(ctx, r.source, r.start, r.start, e.cfg.MissingRuns)
-		if err != nil {
-			return r.finish(), fmt.Errorf("recrawl: marking missing URLs: %w", err)
-		}
-		r.rep.Missing = n
+	r.sched = sched
+	// Alerts a crash or a failing sink left undelivered go out first.
+	if err := r.deliverPending(ctx); err != nil {
+		return r.finish(), err
 	}
 
-	if err := r.fetchDue(ctx); err != nil {
+	disc, err := r.discover(ctx, src)
+	if err != nil {
 		return r.finish(), err
+	}
+	if ctx.Err() != nil {
+		return r.finish(), ctx.Err()
+	}
+	if !disc.unchanged {
+		if err := r.fetchDue(ctx); err != nil {
+			return r.finish(), err
+		}
 	}
 	total, gone, err := st.Count(ctx, r.source)
 	if err != nil {
@@ -221,16 +265,15 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	}
 	r.rep.FullRecrawlRequests = total - gone
 	rep := r.finish()
-	log.InfoContext(ctx, "run finished", "due", rep.Due, "fetched", rep.Fetched, "changed", rep.Changed, "new", rep.New, "gone", rep.Gone, "failed", rep.FailedTotal())
-	if discErr != nil && !isLimit(discErr) {
-		return rep, discErr
+	r.log.InfoContext(ctx, "run finished", "due", rep.Due, "fetched", rep.Fetched, "changed", rep.Changed,
+		"new", rep.New, "gone", rep.Gone, "failed", rep.FailedTotal(), "stopped_by", rep.StoppedBy)
+	if r.fatal != nil {
+		return rep, r.fatal
+	}
+	if disc.err != nil {
+		return rep, disc.err
 	}
 	return rep, nil
-}
-
-func isLimit(err error) bool {
-	var le *discover.LimitError
-	return errors.As(err, &le)
 }
 
 func newOwner() string {
@@ -246,262 +289,39 @@ func (r *run) finish() *Report {
 	return r.rep
 }
 
-// discoverBatch is how many discovered URLs are upserted per transaction.
-const discoverBatch = 5000
-
-// discover lists the source's URLs, normalizes and dedupes them, and
-// upserts them in batches. A *DiscoveryError means the listing is
-// incomplete; any other error means state could not be written.
-func (r *run) discover(ctx context.Context, src discover.Source) error {
-	e := r.e
-	seed1, seed2 := maphash.MakeSeed(), maphash.MakeSeed()
-	seen := map[[2]uint64]struct{}{}
-	batch := make([]crawlstate.Discovered, 0, discoverBatch)
-	var stateErr error
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		st, err := e.cfg.State.UpsertDiscovered(ctx, r.source, r.start, batch)
-		if err != nil {
-			stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)
-			return stateErr
-		}
-		r.rep.NewURLs += st.New
-		r.rep.Revived += st.Revived
-		r.rep.Bumped += st.Bumped
-		batch = batch[:0]
-		return nil
-	}
-	env := discover.Env{
-		Client:       e.client,
-		MaxDepth:     capOrUnlimited(e.limits.MaxDepth),
-		MaxDocuments: capOrUnlimited(e.limits.MaxPages),
-		Logger:       e.cfg.Logger,
-	}
-	err := src.Discover(ctx, env, func(l discover.Link) error {
-		r.rep.Discovered++
-		if l.Skip != "" {
-			r.skip(l.URL, l.Skip)
-			return nil
-		}
-		n, err := e.cfg.Normalize.URL(l.URL)
-		if err != nil {
-			e.cfg.Logger.DebugContext(ctx, "discovered URL rejected", "url", l.URL, "err", err)
-			r.skip(l.URL, SkipInvalid)
-			return nil
-		}
-		k := [2]uint64{maphash.String(seed1, n), maphash.String(seed2, n)}
-		if _, dup := seen[k]; dup {
-			r.rep.Duplicates++
-			return nil
-		}
-		seen[k] = struct{}{}
-		r.rep.Accepted++
-		batch = append(batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod})
-		if len(batch) == discoverBatch {
-			return flush()
-		}
-		return nil
-	})
-	if stateErr != nil {
-		return stateErr
-	}
-	if ferr := flush(); ferr != nil {
-		return ferr
-	}
-	if err != nil {
-		if isLimit(err) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &DiscoveryError{Source: r.source, Err: err}
-	}
-	return nil
-}
-
-// capOrUnlimited maps a Limits cap (0: none) to a discover.Env bound.
-func capOrUnlimited(n int) int {
-	if n <= 0 {
-		return math.MaxInt
-	}
-	return n
-}
-
-// skip counts a URL skipped at discovery. Discovery runs on one goroutine,
-// but events are serialized with the workers' anyway.
-func (r *run) skip(url, reason string) {
+// stopWith ends the dispatch of rows; the first cap to hit is reported.
+func (r *run) stopWith(reason string) {
 	r.mu.Lock()
-	r.rep.Skipped[reason]++
+	if r.rep.StoppedBy == "" {
+		r.rep.StoppedBy = reason
+	}
 	r.mu.Unlock()
-	r.emit(Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now()})
+	r.stopped.Store(true)
 }
 
-// fetchDue pages through the due queue and hands rows to the workers.
-func (r *run) fetchDue(ctx context.Context) error {
-	e := r.e
-	st := e.cfg.State
-	due, err := st.CountDue(ctx, r.source, r.start)
-	if err != nil {
-		return fmt.Errorf("recrawl: counting due rows: %w", err)
+// halted reports whether the run must dispatch no further page: a cap, the
+// budget or a fatal error stopped it, or the engine is shutting down.
+func (r *run) halted() bool {
+	if r.e.closing.Load() && !r.stopped.Load() {
+		r.stopWith(StopShutdown)
 	}
-	r.rep.Due = due
+	return r.stopped.Load()
+}
 
-	jobs := make(chan crawlstate.Row)
-	var wg sync.WaitGroup
-	for range e.cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for row := range jobs {
-				r.process(ctx, row)
-			}
-		}()
-	}
-	var qerr error
-	var after crawlstate.Key
-loop:
-	for {
-		rows, err := st.Due(ctx, r.source, r.start, after, e.cfg.BatchSize)
-		if err != nil {
-			if ctx.Err() == nil {
-				qerr = fmt.Errorf("recrawl: reading the due queue: %w", err)
-			}
-			break
-		}
-		for _, row := range rows {
-			if r.stopped.Load() {
-				break loop
-			}
-			select {
-			case jobs <- row:
-			case <-ctx.Done():
-				break loop
-			}
-		}
-		if len(rows) < e.cfg.BatchSize {
-			break
-		}
-		after = crawlstate.KeyOf(rows[len(rows)-1])
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.stopped.Load() {
-		// Rows the cap kept from being requested stay due for the next run.
-		r.mu.Lock()
-		r.rep.Skipped[SkipMaxPages] += r.rep.Due - r.done
-		r.rep.StoppedBy = StopMaxPages
-		r.mu.Unlock()
-	}
-	if qerr != nil {
-		return qerr
-	}
+// setFatal ends the run with err.
+func (r *run) setFatal(err error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lockError
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+	r.stopWith(StopError)
 }
 
-// process fetches one due row and records its outcome.
-func (r *run) process(ctx context.Context, row crawlstate.Row) {
-	e := r.e
-	if r.stopped.Load() {
-		return
-	}
-	if e.limits.RespectRobots {
-		allowed, err := e.polite.Allowed(ctx, row.OriginalURL)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.stage(StageFetch, 0)
-				r.stage(StageFetch, -1)
-				r.fail(ctx, row, StageFetch, 0, err)
-			}
-			return
-		}
-		if !allowed {
-			r.skipDue(row, SkipRobots)
-			return
-		}
-	}
-	if !r.budget.take() {
-		r.stopped.Store(true)
-		return
-	}
-	t := &ticket{b: &r.budget}
-	t.prepaid.Store(true)
-	req := fetch.Request{URL: row.OriginalURL, ETag: row.ETag, LastModified: row.LastModified}
-	r.stage(StageFetch, 0)
-	resp, err := e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
-	r.countRequests(resp, err)
-	if err != nil {
-		if ctx.Err() != nil {
-			return // interrupted: the row stays due, nothing to record
-		}
-		if errors.Is(err, fetch.ErrCapReached) {
-			// A retry or redirect hop met the cap: the row stays due.
-			r.stopped.Store(true)
-			r.stage(StageFetch, -1)
-			return
-		}
-		r.stage(StageFetch, -1)
-		r.fail(ctx, row, StageFetch, 0, err)
-		return
-	}
-	r.stage(StageFetch, 1)
-	now := e.cfg.Clock.Now()
-	res := crawlstate.Result{URL: row.URL, At: now}
-	var outcome Outcome
-	page := schedule.Page{Interval: row.Interval, LastFetched: row.LastFetched, Visits: row.Visits, Changes: row.Changes}
-	switch {
-	case resp.Gone():
-		res.Gone = true
-		outcome = OutcomeGone
-	case resp.NotModified():
-		res.NotModified = true
-		res.ETag, res.LastModified = resp.ETag, resp.LastModified
-		res.Interval = e.cfg.Scheduler.Next(page, schedule.Observation{At: now})
-		outcome = OutcomeUnchanged
-	default:
-		r.stage(StageExtract, 0)
-		doc, err := pageContent(resp, 0)
-		if err != nil {
-			r.stage(StageExtract, -1)
-			r.fail(ctx, row, StageExtract, resp.Status, err)
-			return
-		}
-		r.stage(StageExtract, 1)
-		hash := e.cfg.Fingerprint.For(row.URL).Of(doc.Markdown)
-		obs := schedule.Observation{At: now}
-		switch {
-		case row.ContentHash == "":
-			outcome, obs.First, obs.Changed, res.Changed = OutcomeNew, true, true, true
-		case hash != row.ContentHash:
-			outcome, obs.Changed, res.Changed = OutcomeChanged, true, true
-		default:
-			outcome = OutcomeUnchanged
-		}
-		res.ContentHash = hash
-		res.ETag, res.LastModified = resp.ETag, resp.LastModified
-		res.Interval = e.cfg.Scheduler.Next(page, obs)
-	}
-	if !res.Gone {
-		res.NextCheck = now.Add(r.e.jittered(row.URL, row.Visits, res.Interval))
-	}
-	r.stage(StageCommit, 0)
-	if err := r.record(ctx, res); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		r.stage(StageCommit, -1)
-		r.fail(ctx, row, StageCommit, resp.Status, err)
-		return
-	}
-	r.stage(StageCommit, 1)
-	r.finishURL(Event{URL: row.URL, Outcome: outcome, Status: resp.Status, At: now}, resp)
+// fatalError reports errors that must stop a run: the fetcher says so.
+func fatalError(err error) bool {
+	var f interface{ Fatal() bool }
+	return errors.As(err, &f) && f.Fatal()
 }
 
 // jittered returns the wait before a row's next check: the interval, less
@@ -517,12 +337,9 @@ func (e *Engine) jittered(url string, visits int, interval time.Duration) time.D
 	return max(interval, time.Second)
 }
 
-// record writes one result and keeps the run lock fresh.
-func (r *run) record(ctx context.Context, res crawlstate.Result) error {
+// refreshLock keeps the run lock alive during long runs.
+func (r *run) refreshLock(ctx context.Context) {
 	e := r.e
-	if err := e.cfg.State.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
-		return err
-	}
 	now := e.cfg.Clock.Now()
 	r.mu.Lock()
 	refresh := now.Sub(r.lastLock) > e.cfg.LockTTL/3
@@ -530,26 +347,12 @@ func (r *run) record(ctx context.Context, res crawlstate.Result) error {
 		r.lastLock = now
 	}
 	r.mu.Unlock()
-	if refresh {
-		if err := e.cfg.State.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
-			r.mu.Lock()
-			r.lockError = fmt.Errorf("recrawl: run %s: %w", r.source, err)
-			r.mu.Unlock()
-		}
+	if !refresh {
+		return
 	}
-	return nil
-}
-
-// fail records a failed stage: the row keeps its hash, validators and
-// schedule, so it stays due for the next run.
-func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status int, cause error) {
-	e := r.e
-	now := e.cfg.Clock.Now()
-	e.cfg.Logger.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause)
-	if err := e.cfg.State.RecordFailure(ctx, r.source, crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error()}); err != nil {
-		e.cfg.Logger.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
+	if err := e.cfg.State.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil && ctx.Err() == nil {
+		r.setFatal(fmt.Errorf("recrawl: run %s: %w", r.source, err))
 	}
-	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
 }
 
 // stage counts a stage attempt (delta 0), success (1) or failure (-1).
@@ -568,64 +371,6 @@ func (r *run) stage(name string, delta int) {
 	r.rep.Stages[name] = c
 }
 
-func (r *run) countRequests(resp *fetch.Response, err error) {
-	n := 0
-	var se *fetch.StatusError
-	switch {
-	case resp != nil:
-		n = max(resp.Attempts, 1)
-	case errors.As(err, &se):
-		n = max(se.Attempts, 1)
-	case err != nil:
-		n = 1
-	}
-	r.mu.Lock()
-	r.rep.Requests += n
-	r.mu.Unlock()
-}
-
-// skipDue counts a due URL that was not requested (robots.txt denies it);
-// the row is left as it was.
-func (r *run) skipDue(row crawlstate.Row, reason string) {
-	r.mu.Lock()
-	r.rep.Skipped[reason]++
-	r.done++
-	ev := Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now(), Done: r.done, Due: r.rep.Due}
-	r.mu.Unlock()
-	r.emit(ev)
-}
-
-// finishURL counts a due URL's outcome and tells the observer.
-func (r *run) finishURL(ev Event, resp *fetch.Response) {
-	r.mu.Lock()
-	rep := r.rep
-	rep.Fetched++
-	if resp != nil {
-		switch {
-		case resp.NotModified():
-			rep.NotModified++
-		case !resp.Gone():
-			rep.Bodies++
-		}
-	}
-	switch ev.Outcome {
-	case OutcomeNew:
-		rep.New++
-	case OutcomeChanged:
-		rep.Changed++
-	case OutcomeUnchanged:
-		rep.Unchanged++
-	case OutcomeGone:
-		rep.Gone++
-	case OutcomeFailed:
-		rep.Failed[ev.Stage]++
-	}
-	r.done++
-	ev.Done, ev.Due = r.done, rep.Due
-	r.mu.Unlock()
-	r.emit(ev)
-}
-
 func (r *run) emit(ev Event) {
 	obs := r.e.cfg.Observer
 	if obs == nil {
@@ -635,4 +380,62 @@ func (r *run) emit(ev Event) {
 	r.e.observerMu.Lock()
 	defer r.e.observerMu.Unlock()
 	obs(ev)
+}
+
+// NextDue tells a host scheduler when the next row of src falls due, so it
+// need not poll: run src at (or after) that time. A time at or before now
+// means rows are due already. The zero time means the source has no live
+// rows yet: run it now to discover them.
+func (e *Engine) NextDue(ctx context.Context, src discover.Source) (time.Time, error) {
+	t, ok, err := e.cfg.State.NextDue(ctx, src.Name())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("recrawl: next due of %s: %w", src.Name(), err)
+	}
+	if !ok {
+		return time.Time{}, nil
+	}
+	if t.IsZero() {
+		// Due now (new, bumped or revived rows).
+		return e.cfg.Clock.Now(), nil
+	}
+	return t, nil
+}
+
+// plan returns the scheduler of one run. An Optimal scheduler with a
+// Budget is re-planned over every live row of the source (its change-rate
+// estimate and weight), so its Multiplier prices a fetch for this run;
+// other schedulers are used as they are.
+func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, error) {
+	var opt schedule.Optimal
+	switch s := e.cfg.Scheduler.(type) {
+	case schedule.Optimal:
+		opt = s
+	case *schedule.Optimal:
+		opt = *s
+	default:
+		return e.cfg.Scheduler, nil
+	}
+	if opt.Budget <= 0 {
+		return opt, nil
+	}
+	var inputs []schedule.PlanInput
+	var after crawlstate.Key
+	everything := time.Unix(1<<40, 0) // the due queue at the end of time holds every live row
+	for {
+		rows, err := e.cfg.State.Due(ctx, source, everything, after, e.cfg.BatchSize)
+		if err != nil {
+			return nil, fmt.Errorf("recrawl: planning %s: %w", source, err)
+		}
+		for _, row := range rows {
+			inputs = append(inputs, opt.Input(pageOf(row)))
+		}
+		if len(rows) < e.cfg.BatchSize {
+			break
+		}
+		after = crawlstate.KeyOf(rows[len(rows)-1])
+	}
+	if len(inputs) > 0 {
+		opt.Multiplier = opt.Plan(inputs).Multiplier
+	}
+	return opt, nil
 }

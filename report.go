@@ -36,16 +36,22 @@ const (
 
 // Reasons a URL is skipped.
 const (
-	SkipInvalid  = "invalid"   // discovery listed a URL that does not normalize
-	SkipOffHost  = "off-host"  // a sitemap listed a URL of another host
-	SkipRobots   = "robots"    // robots.txt disallows the URL; it was not requested
-	SkipMaxPages = "max_pages" // the page cap ended the run first; the row stays due
+	SkipInvalid   = "invalid"   // discovery listed a URL that does not normalize
+	SkipOffHost   = "off-host"  // a sitemap listed a URL of another host
+	SkipRobots    = "robots"    // robots.txt disallows the URL; it was not requested
+	SkipMaxPages  = "max_pages" // the page cap ended the run first; the row stays due
+	SkipBudget    = "budget"    // Config.Budget was spent on pages with more expected gain; the row stays due
+	SkipAlias     = "alias"     // CanonicalFollow: the page declares another canonical
+	SkipDuplicate = "duplicate" // a crawl reached a URL already handled in this run
 )
 
-// Caps named by Report.StoppedBy.
+// Reasons named by Report.StoppedBy.
 const (
-	StopMaxPages = "max_pages"
-	StopMaxDepth = "max_depth"
+	StopMaxPages = "max_pages" // WEB_MAX_PAGES
+	StopMaxDepth = "max_depth" // WEB_MAX_DEPTH
+	StopBudget   = "budget"    // Config.Budget
+	StopError    = "error"     // a fatal fetcher error; Run returned it
+	StopShutdown = "shutdown"  // Engine.Shutdown
 )
 
 // Event is one URL outcome, delivered to Config.Observer as it happens.
@@ -86,6 +92,7 @@ type Report struct {
 	Revived    int  `json:"revived"`    // gone rows listed again
 	Bumped     int  `json:"bumped"`     // rows made due by a moved lastmod
 	Missing    int  `json:"missing"`    // known rows the listing lacked
+	Unlisted   int  `json:"unlisted"`   // rows of unchanged (304) discovery documents, kept as seen
 	Incomplete bool `json:"incomplete"` // the listing was partial: nothing was counted missing
 
 	// The due queue.
@@ -104,6 +111,20 @@ type Report struct {
 
 	// Stages counts attempts, successes and failures per stage.
 	Stages map[string]StageCount `json:"stages"`
+
+	// Aliases counts pages recorded as aliases of their declared canonical
+	// (CanonicalFollow).
+	Aliases int `json:"aliases"`
+	// VectorsReused and VectorsEmbedded count chunk vectors taken from the
+	// cache (unchanged text) and computed by the embedder.
+	VectorsReused   int `json:"vectors_reused"`
+	VectorsEmbedded int `json:"vectors_embedded"`
+	// AlertsDelivered counts alerts the sink acknowledged in this run
+	// (redeliveries included); AlertsPending those it did not.
+	AlertsDelivered int `json:"alerts_delivered"`
+	AlertsPending   int `json:"alerts_pending"`
+	// Billed counts requests a paid fetch back end charged.
+	Billed int `json:"billed"`
 
 	// Requests is how many page requests the run sent (retries included).
 	Requests int `json:"requests"`

@@ -60,9 +60,14 @@ ON CONFLICT (source, url) DO UPDATE SET
 // seen" step of UpsertDiscovered does. INDEXED BY: without statistics
 // (ANALYZE) SQLite prefers the primary key's source prefix, a scan of
 // every row of the source, to the two-column index.
+//
+// Only rows seen at or after the document's FetchedAt are touched: a URL
+// the document stopped listing at its last full read keeps an older
+// LastSeen, so a later 304 of the same document does not bring it back.
 const touchListedSQL = `
 UPDATE pages INDEXED BY pages_listed SET last_seen = :now, missing_runs = 0
-WHERE source = :source AND listed_in = :via`
+WHERE source = :source AND listed_in = :via
+	AND last_seen >= COALESCE((SELECT fetched_at FROM documents WHERE source = :source AND url = :via), :zero)`
 
 // TouchListed implements State in one UPDATE. An empty via is an error: it
 // would name the rows no document listed.
@@ -74,7 +79,7 @@ func (s *SQLite) TouchListed(ctx context.Context, source, via string, now time.T
 	var n int64
 	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, touchListedSQL,
-			sql.Named("source", source), sql.Named("via", via), sql.Named("now", encTime(now)))
+			sql.Named("source", source), sql.Named("via", via), sql.Named("now", encTime(now)), sql.Named("zero", int64(zeroTime)))
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q of source %q: %w", op, via, source, err)
 		}

@@ -348,9 +348,11 @@ type State interface {
 	PutDocument(ctx context.Context, source string, doc Document) error
 	// TouchListed marks every row of source whose ListedIn is via as seen
 	// at now (LastSeen = now, MissingRuns = 0), as UpsertDiscovered would:
-	// the document answered 304, so it lists what it listed before. Gone
-	// rows are touched too and stay gone. It returns how many rows it
-	// touched. An empty via is an error.
+	// the document answered 304, so it lists what it listed before. When a
+	// Document is stored for via, only rows seen at or after its FetchedAt
+	// (the document's last full read) are touched, so a URL the document
+	// stopped listing stays missing. Gone rows are touched too and stay
+	// gone. It returns how many rows it touched. An empty via is an error.
 	TouchListed(ctx context.Context, source, via string, now time.Time) (int, error)
 
 	// LogEvents appends stage events of source's pages in one

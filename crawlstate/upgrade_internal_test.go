@@ -166,7 +166,7 @@ func TestAdditionsQueryPlans(t *testing.T) {
 		args              []any
 	}{
 		{"touch listed", touchListedSQL, "USING INDEX pages_listed (source=? AND listed_in=?)",
-			[]any{sql.Named("source", "docs"), sql.Named("via", "x"), sql.Named("now", 1)}},
+			[]any{sql.Named("source", "docs"), sql.Named("via", "x"), sql.Named("now", 1), sql.Named("zero", 0)}},
 		{"dead letters", deadLettersSQL, "USING INDEX pages_failing (source=? AND failures>?)", []any{"docs", 1}},
 		{"pending alerts", pendingAlertsSQL, "USING INDEX alerts_pending (source=?)", []any{"docs", 10}},
 		{"vectors", vectorsSQL(3), "USING INDEX sqlite_autoindex_vectors_1 (model=? AND text_hash=?)", []any{"m", "a", "b", "c"}},

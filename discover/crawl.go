@@ -400,6 +400,11 @@ func (s scope) contains(abs string) bool {
 	return s.dir == "/" || p == strings.TrimSuffix(s.dir, "/") || strings.HasPrefix(p, s.dir)
 }
 
+// InCrawlScope reports whether a crawl started at start (the start page's
+// final URL) would follow link: same host, under the start page's
+// directory. Both URLs should be absolute.
+func InCrawlScope(start, link string) bool { return newScope(start).contains(link) }
+
 // reachedNetwork reports whether a client error came from the network (the
 // request was, or was being, sent) rather than from a transport that
 // refused it before sending.

@@ -256,6 +256,38 @@ func testTouchListed(t *testing.T, open Opener) {
 	require.NotContains(t, dueURLs(t, s, src, t3.Add(400*24*time.Hour)), b)
 }
 
+// A URL a document stopped listing is not touched by a later 304 of that
+// document: only rows seen at its last full read are.
+func testTouchListedSkipsDroppedURLs(t *testing.T, open Opener) {
+	s := fresh(t, open, crawlstate.Options{})
+	const sm = "https://ex.com/sitemap.xml"
+	a, b := "https://ex.com/a", "https://ex.com/b"
+	ds := disc(a, b)
+	ds[0].Via, ds[1].Via = sm, sm
+	upsert(t, s, src, t0, ds)
+	require.NoError(t, s.PutDocument(ctxT(t), src, crawlstate.Document{URL: sm, ETag: `"1"`, Entries: 2, FetchedAt: t0}))
+
+	// The next full read lists only a.
+	t1 := t0.Add(24 * time.Hour)
+	upsert(t, s, src, t1, ds[:1])
+	require.NoError(t, s.PutDocument(ctxT(t), src, crawlstate.Document{URL: sm, ETag: `"2"`, Entries: 1, FetchedAt: t1}))
+	n, err := s.MarkMissing(ctxT(t), src, t1, t1, 3)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	// Then the document answers 304: it lists what its last read listed.
+	t2 := t1.Add(24 * time.Hour)
+	n, err = s.TouchListed(ctxT(t), src, sm, t2)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only a")
+	requireTime(t, t2, get(t, s, src, a).LastSeen, "a: seen")
+	requireTime(t, t0, get(t, s, src, b).LastSeen, "b: dropped at the last read, not seen")
+	n, err = s.MarkMissing(ctxT(t), src, t2, t2, 3)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 2, get(t, s, src, b).MissingRuns)
+}
+
 func testDeadLetters(t *testing.T, open Opener) {
 	s := fresh(t, open, crawlstate.Options{})
 	a, b, c, d := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/d"

@@ -79,6 +79,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecordFailureStageAndTime", testRecordFailureStage},
 		{"DiscoveredVia", testDiscoveredVia},
 		{"TouchListed", testTouchListed},
+		{"TouchListedSkipsDroppedURLs", testTouchListedSkipsDroppedURLs},
 		{"RecordLinks", testRecordLinks},
 		{"RecordChunks", testRecordChunks},
 		{"RecordChunksRejectsDuplicateOrdinals", testRecordChunksDuplicate},

@@ -1,0 +1,131 @@
+package recrawl
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/fetch"
+)
+
+// pageHandler lets a crawling source take part in the incremental state:
+// known pages are requested with their validators, every answer goes
+// through the same outcome path as a fetch from the due queue, and a 304
+// continues the crawl from the page's stored links.
+type pageHandler struct {
+	r *run
+	d *discoverer
+}
+
+// Prepare implements discover.PageHandler.
+func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (context.Context, discover.Validators, string, error) {
+	r, d := h.r, h.d
+	if r.halted() {
+		r.mu.Lock()
+		reason := r.rep.StoppedBy
+		r.mu.Unlock()
+		return ctx, discover.Validators{}, reason, nil
+	}
+	n, err := r.e.cfg.Normalize.URL(rawURL)
+	if err != nil {
+		return ctx, discover.Validators{}, SkipInvalid, nil
+	}
+	d.prepare(n, rawURL)
+	if err := d.flush(ctx); err != nil {
+		return ctx, discover.Validators{}, "", err
+	}
+	r.mu.Lock()
+	if r.handled[n] {
+		r.mu.Unlock()
+		return ctx, discover.Validators{}, SkipDuplicate, nil
+	}
+	r.handled[n] = true
+	r.rep.Due++ // a crawled page is due in this run by definition
+	r.mu.Unlock()
+	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	if err != nil {
+		return ctx, discover.Validators{}, "", fmt.Errorf("recrawl: reading %s: %w", n, err)
+	}
+	t := &ticket{b: &r.budget}
+	v := discover.Validators{}
+	if !row.Gone {
+		v = discover.Validators{ETag: row.ETag, LastModified: row.LastModified}
+	}
+	return context.WithValue(ctx, ticketKey{}, t), v, "", nil
+}
+
+// Handle implements discover.PageHandler.
+func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]string, error) {
+	r := h.r
+	n, err := r.e.cfg.Normalize.URL(page.URL)
+	if err != nil {
+		return nil, nil
+	}
+	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	if err != nil {
+		return nil, fmt.Errorf("recrawl: reading %s: %w", n, err)
+	}
+	resp, ferr := crawledResponse(page)
+	r.stage(StageFetch, 0)
+	r.countRequests(resp, ferr)
+	links := r.handle(ctx, row, resp, ferr)
+	r.refreshLock(ctx)
+	if r.stopped.Load() && r.fatalErr() != nil {
+		return nil, r.fatalErr()
+	}
+	return links, nil
+}
+
+func (r *run) fatalErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fatal
+}
+
+// crawledResponse turns a crawled answer into what a Fetcher would have
+// returned: a Response for definitive answers, a *fetch.StatusError for the
+// rest, the transport error as it is.
+func crawledResponse(p discover.CrawledPage) (*fetch.Response, error) {
+	if p.Err != nil {
+		return nil, p.Err
+	}
+	resp := &fetch.Response{
+		URL: p.URL, FinalURL: p.FinalURL, Status: p.Status, ContentType: p.ContentType,
+		Header: p.Header, Body: p.Body, Attempts: 1,
+	}
+	if resp.FinalURL == "" {
+		resp.FinalURL = p.URL
+	}
+	if p.Header != nil {
+		resp.ETag, resp.LastModified = p.Header.Get("ETag"), p.Header.Get("Last-Modified")
+		if resp.ContentType == "" {
+			resp.ContentType = p.Header.Get("Content-Type")
+		}
+	}
+	switch {
+	case p.Status >= 200 && p.Status < 300, p.Status == http.StatusNotModified, resp.Gone():
+		return resp, nil
+	default:
+		return nil, &fetch.StatusError{URL: p.URL, Status: p.Status, Attempts: 1}
+	}
+}
+
+// prepare makes sure a crawled URL has a row before its answer is recorded.
+// The crawl normally yields the link first; if it has not, the URL is
+// queued here without being counted, and counted when it is yielded.
+func (d *discoverer) prepare(n, raw string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := d.key(n)
+	if _, seen := d.seen[k]; seen {
+		return
+	}
+	d.seen[k] = struct{}{}
+	if d.prepared == nil {
+		d.prepared = map[[2]uint64]bool{}
+	}
+	d.prepared[k] = true
+	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: raw})
+}

@@ -1,0 +1,264 @@
+package recrawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/discover"
+)
+
+// discoverBatch is how many discovered URLs are upserted per transaction.
+const discoverBatch = 5000
+
+// discovery is what the discovery phase learned.
+type discovery struct {
+	err       error // a *DiscoveryError: the listing was incomplete
+	unchanged bool  // authoritative trust: the sitemap did not change, skip the due queue
+}
+
+// discover lists the source's URLs, normalizes and dedupes them, upserts
+// them in batches, and counts the rows the listing lacked. The returned
+// error means state could not be written (or ctx ended); an incomplete
+// listing is reported in discovery.err and the run goes on.
+func (r *run) discover(ctx context.Context, src discover.Source) (discovery, error) {
+	e := r.e
+	d := &discoverer{r: r, seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), seen: map[[2]uint64]struct{}{}}
+	env := discover.Env{
+		Client:       e.client,
+		MaxDepth:     capOrUnlimited(e.limits.MaxDepth),
+		MaxDocuments: capOrUnlimited(e.limits.MaxPages),
+		Logger:       e.cfg.Logger,
+		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start},
+		OnUnchanged:  d.unchanged,
+		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
+		Pages:        &pageHandler{r: r, d: d},
+	}
+	var entry string
+	var before discover.DocumentInfo
+	var hadBefore bool
+	if en, ok := src.(discover.Entrier); ok {
+		entry = en.EntryURL()
+		before, hadBefore, _ = env.Documents.Document(ctx, entry)
+	}
+	err := src.Discover(ctx, env, d.yield)
+	if d.stateErr != nil {
+		return discovery{}, d.stateErr
+	}
+	if ferr := d.flush(ctx); ferr != nil {
+		return discovery{}, ferr
+	}
+	if ctx.Err() != nil {
+		return discovery{}, ctx.Err()
+	}
+	var out discovery
+	var le *discover.LimitError
+	switch {
+	case err == nil:
+	case errors.As(err, &le):
+		// Discovery ends at the cap; what it reached is still fetched.
+		r.mu.Lock()
+		r.rep.Incomplete = true
+		if r.rep.StoppedBy == "" {
+			r.rep.StoppedBy = le.Limit
+		}
+		r.mu.Unlock()
+		r.log.InfoContext(ctx, "discovery stopped at a cap; nothing counted missing", "cap", le.Limit)
+		return out, nil
+	default:
+		r.rep.Incomplete = true
+		out.err = &DiscoveryError{Source: r.source, Err: err}
+		r.log.WarnContext(ctx, "discovery incomplete; nothing counted missing", "err", err)
+		return out, nil
+	}
+	n, err := e.cfg.State.MarkMissing(ctx, r.source, r.start, r.start, e.cfg.MissingRuns)
+	if err != nil {
+		return discovery{}, fmt.Errorf("recrawl: marking missing URLs: %w", err)
+	}
+	r.rep.Missing = n
+	if e.cfg.SitemapTrust == TrustAuthoritative && entry != "" && hadBefore {
+		after, ok, _ := env.Documents.Document(ctx, entry)
+		same := ok && after.Entries == before.Entries && !after.NewestLastMod.IsZero() &&
+			after.NewestLastMod.Equal(before.NewestLastMod) && d.rowsChanged() == 0
+		if d.entryUnchanged(entry) || same {
+			out.unchanged = true
+			r.log.InfoContext(ctx, "sitemap unchanged; authoritative trust ends the run")
+		}
+	}
+	return out, nil
+}
+
+// capOrUnlimited maps a Limits cap (0: none) to a discover.Env bound.
+func capOrUnlimited(n int) int {
+	if n <= 0 {
+		return math.MaxInt
+	}
+	return n
+}
+
+// discoverer receives the links of one discovery.
+type discoverer struct {
+	r            *run
+	seed1, seed2 maphash.Seed
+
+	mu        sync.Mutex // crawls may yield and prepare from several goroutines
+	seen      map[[2]uint64]struct{}
+	batch     []crawlstate.Discovered
+	stateErr  error
+	untouched map[string]bool // documents reported unchanged
+	changed   int             // rows inserted, bumped or revived
+	prepared  map[[2]uint64]bool
+}
+
+func (d *discoverer) key(n string) [2]uint64 {
+	return [2]uint64{maphash.String(d.seed1, n), maphash.String(d.seed2, n)}
+}
+
+// yield accepts one link: skipped links are counted, others normalized,
+// deduplicated and queued for upsert.
+func (d *discoverer) yield(l discover.Link) error {
+	r := d.r
+	r.mu.Lock()
+	r.rep.Discovered++
+	r.mu.Unlock()
+	if l.Skip != "" {
+		r.skip(l.URL, l.Skip)
+		return nil
+	}
+	n, err := r.e.cfg.Normalize.URL(l.URL)
+	if err != nil {
+		r.e.cfg.Logger.Debug("discovered URL rejected", "url", l.URL, "err", err)
+		r.skip(l.URL, SkipInvalid)
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := d.key(n)
+	if d.prepared[k] {
+		// A crawl prepared the page before yielding it: count it now.
+		delete(d.prepared, k)
+		r.mu.Lock()
+		r.rep.Accepted++
+		r.mu.Unlock()
+		return nil
+	}
+	if _, dup := d.seen[k]; dup {
+		r.mu.Lock()
+		r.rep.Duplicates++
+		r.mu.Unlock()
+		return nil
+	}
+	d.seen[k] = struct{}{}
+	r.mu.Lock()
+	r.rep.Accepted++
+	r.mu.Unlock()
+	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod, Via: l.Via})
+	if len(d.batch) >= discoverBatch {
+		return d.flushLocked(context.Background())
+	}
+	return nil
+}
+
+func (d *discoverer) flush(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.flushLocked(ctx)
+}
+
+func (d *discoverer) flushLocked(ctx context.Context) error {
+	if d.stateErr != nil {
+		return d.stateErr
+	}
+	if len(d.batch) == 0 {
+		return nil
+	}
+	r := d.r
+	st, err := r.e.cfg.State.UpsertDiscovered(ctx, r.source, r.start, d.batch)
+	if err != nil {
+		d.stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)
+		return d.stateErr
+	}
+	r.mu.Lock()
+	r.rep.NewURLs += st.New
+	r.rep.Revived += st.Revived
+	r.rep.Bumped += st.Bumped
+	r.mu.Unlock()
+	d.changed += st.New + st.Revived + st.Bumped
+	d.batch = d.batch[:0]
+	return nil
+}
+
+func (d *discoverer) rowsChanged() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
+}
+
+// unchanged marks the URLs an unchanged document listed before as seen.
+func (d *discoverer) unchanged(ctx context.Context, docURL string) error {
+	r := d.r
+	n, err := r.e.cfg.State.TouchListed(ctx, r.source, docURL, r.start)
+	if err != nil {
+		return fmt.Errorf("recrawl: marking the URLs of unchanged %s seen: %w", docURL, err)
+	}
+	d.mu.Lock()
+	if d.untouched == nil {
+		d.untouched = map[string]bool{}
+	}
+	d.untouched[docURL] = true
+	d.mu.Unlock()
+	r.mu.Lock()
+	r.rep.Unlisted += n
+	r.mu.Unlock()
+	return nil
+}
+
+func (d *discoverer) entryUnchanged(entry string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.untouched[entry]
+}
+
+// skip counts a URL skipped at discovery.
+func (r *run) skip(url, reason string) {
+	r.mu.Lock()
+	r.rep.Skipped[reason]++
+	r.mu.Unlock()
+	r.emit(Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now()})
+}
+
+// documents backs discover.DocumentStore with the state. A document stored
+// in a run is stamped with the run's start, the LastSeen of the URLs it
+// listed, which TouchListed relies on.
+type documents struct {
+	st     crawlstate.State
+	source string
+	at     time.Time
+}
+
+func (d documents) Document(ctx context.Context, url string) (discover.DocumentInfo, bool, error) {
+	doc, err := d.st.Document(ctx, d.source, url)
+	if errors.Is(err, crawlstate.ErrNotFound) {
+		return discover.DocumentInfo{}, false, nil
+	}
+	if err != nil {
+		return discover.DocumentInfo{}, false, err
+	}
+	return discover.DocumentInfo{
+		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
+		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,
+	}, true, nil
+}
+
+func (d documents) PutDocument(ctx context.Context, doc discover.DocumentInfo) error {
+	return d.st.PutDocument(ctx, d.source, crawlstate.Document{
+		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
+		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,
+		FetchedAt: d.at,
+	})
+}

@@ -1,0 +1,461 @@
+package recrawl
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recrawl/recrawl/alert"
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/extract"
+	"github.com/recrawl/recrawl/fetch"
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// process fetches one row of the due queue and records its outcome.
+func (r *run) process(ctx context.Context, row crawlstate.Row) {
+	if r.halted() || !r.admitRow(ctx, row) {
+		return
+	}
+	t := &ticket{b: &r.budget}
+	t.prepaid.Store(true) // admitRow reserved the first request
+	req := fetch.Request{URL: row.OriginalURL}
+	if !row.Gone {
+		req.ETag, req.LastModified = row.ETag, row.LastModified
+	}
+	r.stage(StageFetch, 0)
+	resp, err := r.e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
+	r.countRequests(resp, err)
+	r.handle(ctx, row, resp, err)
+	r.refreshLock(ctx)
+}
+
+// admitRow applies robots.txt and the page cap before a row is requested.
+// It returns false when the row must not be requested; the outcome (a
+// robots skip, or a failure to read robots.txt) is already counted, and a
+// cap stops the run.
+func (r *run) admitRow(ctx context.Context, row crawlstate.Row) bool {
+	e := r.e
+	if e.limits.RespectRobots {
+		allowed, err := e.polite.Allowed(ctx, row.OriginalURL)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.stage(StageFetch, 0)
+				r.stage(StageFetch, -1)
+				r.fail(ctx, row, StageFetch, 0, err)
+			}
+			return false
+		}
+		if !allowed {
+			r.skipDue(row, SkipRobots)
+			return false
+		}
+	}
+	if !r.budget.take() {
+		r.stopWith(StopMaxPages)
+		return false
+	}
+	return true
+}
+
+// handle turns a fetch result into the row's outcome: it extracts,
+// fingerprints, runs the index pipeline, commits and alerts. It returns the
+// page's outgoing links (from the body of a 200, the stored ones for a
+// 304), for crawls.
+func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Response, ferr error) []string {
+	e := r.e
+	if ferr != nil {
+		r.stage(StageFetch, -1)
+		var se *fetch.StatusError
+		if errors.As(ferr, &se) && se.Billed > 0 {
+			r.mu.Lock()
+			r.rep.Billed += se.Billed
+			r.mu.Unlock()
+		}
+		switch {
+		case ctx.Err() != nil:
+			// Interrupted: the row stays due, nothing to record.
+		case errors.Is(ferr, fetch.ErrCapReached):
+			r.stopWith(StopMaxPages) // a retry, redirect or crawl request met the cap: the row stays due
+		case errors.Is(ferr, fetch.ErrDenied):
+			r.skipDue(row, SkipRobots) // a redirect led to a disallowed URL, or a crawl link is disallowed
+		case fatalError(ferr):
+			r.setFatal(ferr)
+		default:
+			r.fail(ctx, row, StageFetch, 0, ferr)
+		}
+		return nil
+	}
+	r.stage(StageFetch, 1)
+	r.mu.Lock()
+	r.rep.Billed += resp.Billed
+	r.mu.Unlock()
+	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now()}
+	p.event(StageFetch, true, "", "HTTP "+strconv.Itoa(resp.Status))
+	switch {
+	case resp.Gone():
+		p.gone(ctx)
+		return nil
+	case resp.NotModified():
+		p.notModified(ctx)
+		links, _ := e.cfg.State.Links(ctx, r.source, row.URL)
+		return links
+	default:
+		return p.body(ctx)
+	}
+}
+
+// pageRun is one page on its way through the pipeline.
+type pageRun struct {
+	r      *run
+	row    crawlstate.Row
+	resp   *fetch.Response
+	now    time.Time
+	events []crawlstate.StageEvent
+}
+
+func (p *pageRun) event(stage string, ok bool, errMsg, detail string) {
+	n := 1
+	for _, ev := range p.events {
+		if ev.Stage == stage {
+			n++
+		}
+	}
+	p.events = append(p.events, crawlstate.StageEvent{URL: p.row.URL, At: p.r.e.cfg.Clock.Now(), Stage: stage, Attempt: n, OK: ok, Err: errMsg, Detail: detail})
+}
+
+// logEvents stores the page's stage events, for Explain.
+func (p *pageRun) logEvents(ctx context.Context) {
+	if len(p.events) == 0 {
+		return
+	}
+	if err := p.r.e.cfg.State.LogEvents(context.WithoutCancel(ctx), p.r.source, p.events); err != nil {
+		p.r.log.WarnContext(ctx, "logging stage events failed", "url", p.row.URL, "err", err)
+	}
+	p.events = nil
+}
+
+// fail counts a failed stage and records it: the row keeps its hash,
+// validators and schedule, so it stays due.
+func (p *pageRun) fail(ctx context.Context, stage string, cause error) {
+	p.event(stage, false, cause.Error(), "")
+	p.logEvents(ctx)
+	p.r.stage(stage, -1)
+	p.r.fail(ctx, p.row, stage, p.resp.Status, cause)
+}
+
+// schedule computes the next check and the updated statistics.
+func (p *pageRun) schedule(res *crawlstate.Result, obs schedule.Observation) {
+	e := p.r.e
+	page := pageOf(p.row)
+	res.Interval = p.r.sched.Next(page, obs)
+	stats := statsOf(schedule.Observe(page, obs))
+	res.Stats = &stats
+	res.NextCheck = p.now.Add(e.jittered(p.row.URL, p.row.Visits, res.Interval))
+	if e.cfg.SitemapTrust == TrustAuthoritative && p.row.ListedIn != "" {
+		if p.row.SitemapLastMod.IsZero() {
+			res.NextCheck = p.now // no lastmod to trust: refetched every run
+		} else {
+			res.NextCheck = p.now.Add(authoritativeWait) // only a moved lastmod brings it back
+		}
+	}
+}
+
+// authoritativeWait is the next check of a row whose sitemap lastmod is
+// trusted: in effect never, unless the lastmod moves.
+const authoritativeWait = 10 * 365 * 24 * time.Hour
+
+func (p *pageRun) gone(ctx context.Context) {
+	r := p.r
+	res := crawlstate.Result{URL: p.row.URL, At: p.now, Gone: true}
+	if r.e.cfg.Index != nil {
+		if !p.deleteRecords(ctx) {
+			return
+		}
+	}
+	var a *alert.Alert
+	if r.e.cfg.Alerts != nil && p.row.ContentHash != "" {
+		a = p.newAlert(alert.Removed, p.row.ContentHash, "")
+		old, err := r.e.cfg.State.Chunks(ctx, r.source, p.row.URL)
+		if err == nil {
+			for _, c := range old {
+				a.Removed = append(a.Removed, alert.ChunkChange{Ordinal: c.Ordinal, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, OldText: c.Text, OldRecordID: c.RecordID})
+			}
+		}
+	}
+	p.commit(ctx, &res, OutcomeGone, a)
+}
+
+func (p *pageRun) notModified(ctx context.Context) {
+	res := crawlstate.Result{URL: p.row.URL, At: p.now, NotModified: true, ETag: p.resp.ETag, LastModified: p.resp.LastModified}
+	lm := p.resp.LastModified
+	if lm == "" {
+		lm = p.row.LastModified
+	}
+	p.schedule(&res, schedule.Observation{At: p.now, LastModified: httpTime(lm)})
+	p.commit(ctx, &res, OutcomeUnchanged, nil)
+}
+
+// body handles an answer with content.
+func (p *pageRun) body(ctx context.Context) []string {
+	r, e := p.r, p.r.e
+	r.stage(StageExtract, 0)
+	doc, err := pageContent(p.resp, int(e.limits.MaxBytes))
+	if err != nil {
+		p.fail(ctx, StageExtract, err)
+		return doc.Links // a rejected page's links still lead somewhere
+	}
+	r.stage(StageExtract, 1)
+	p.event(StageExtract, true, "", strconv.Itoa(len(doc.Markdown))+" bytes of Markdown")
+
+	res := crawlstate.Result{
+		URL: p.row.URL, At: p.now, ETag: p.resp.ETag, LastModified: p.resp.LastModified,
+		Title: doc.Title, Canonical: doc.Canonical, Links: nonNil(doc.Links),
+	}
+	if alias := p.aliasOf(doc.Canonical); alias != "" {
+		p.alias(ctx, &res, alias)
+		return doc.Links
+	}
+	hash := e.cfg.Fingerprint.For(p.row.URL).Of(doc.Markdown)
+	res.ContentHash = hash
+	obs := schedule.Observation{At: p.now, LastModified: httpTime(p.resp.LastModified)}
+	outcome := OutcomeUnchanged
+	switch {
+	case p.row.ContentHash == "":
+		outcome, obs.First, obs.Changed, res.Changed = OutcomeNew, true, true, true
+	case hash != p.row.ContentHash:
+		outcome, obs.Changed, res.Changed = OutcomeChanged, true, true
+	}
+	p.schedule(&res, obs)
+
+	var a *alert.Alert
+	if e.pipeline() && (outcome != OutcomeUnchanged || p.missingChunks(ctx)) {
+		chunks, changes, ok := p.index(ctx, doc.Markdown, hash, doc.Title)
+		if !ok {
+			return doc.Links
+		}
+		res.Chunks, res.ReplaceChunks = chunks, true
+		if e.cfg.Alerts != nil && (outcome == OutcomeChanged || (outcome == OutcomeNew && e.cfg.AlertOnNew)) {
+			a = p.changeAlert(outcome, hash, doc.Title, changes, chunks)
+		}
+	}
+	p.commit(ctx, &res, outcome, a)
+	return doc.Links
+}
+
+// aliasOf returns the normalized canonical URL a page declares when the
+// Follow policy makes the page its alias: same host, another URL.
+func (p *pageRun) aliasOf(canonical string) string {
+	e := p.r.e
+	if e.cfg.CanonicalPolicy != CanonicalFollow || canonical == "" {
+		return ""
+	}
+	c, err := e.cfg.Normalize.URL(canonical)
+	if err != nil || c == p.row.URL {
+		return ""
+	}
+	cu, err1 := url.Parse(c)
+	ru, err2 := url.Parse(p.row.URL)
+	if err1 != nil || err2 != nil || !strings.EqualFold(cu.Host, ru.Host) {
+		return ""
+	}
+	return c
+}
+
+// alias records the page as an alias of its canonical and makes the
+// canonical discovered (due now, fetched as its own row, by a later run).
+func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical string) {
+	r := p.r
+	st := r.e.cfg.State
+	if _, err := st.UpsertDiscovered(ctx, r.source, r.start, []crawlstate.Discovered{{URL: canonical, OriginalURL: p.resp.FinalURL}}); err != nil {
+		p.fail(ctx, StageCommit, err)
+		return
+	}
+	res.AliasOf = canonical
+	res.ContentHash = p.row.ContentHash // the alias carries no content of its own
+	if r.e.cfg.Index != nil && p.row.ContentHash != "" {
+		if !p.deleteRecords(ctx) {
+			return
+		}
+		res.Chunks, res.ReplaceChunks = nil, true
+	}
+	p.schedule(res, schedule.Observation{At: p.now})
+	r.stage(StageCommit, 0)
+	if err := st.Record(ctx, r.source, []crawlstate.Result{*res}); err != nil {
+		if ctx.Err() == nil {
+			p.fail(ctx, StageCommit, err)
+		}
+		return
+	}
+	r.stage(StageCommit, 1)
+	p.event(StageCommit, true, "", "alias of "+canonical)
+	p.logEvents(ctx)
+	r.mu.Lock()
+	r.rep.Aliases++
+	r.mu.Unlock()
+	r.skipDue(p.row, SkipAlias)
+}
+
+// commit records the result (with its alert, in the same transaction) and
+// then delivers the alert.
+func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Outcome, a *alert.Alert) {
+	r := p.r
+	if a != nil {
+		stored, err := storedAlert(r.source, a, p.row)
+		if err != nil {
+			p.fail(ctx, StageAlert, err)
+			return
+		}
+		res.Alert = &stored
+	}
+	r.stage(StageCommit, 0)
+	if err := r.e.cfg.State.Record(ctx, r.source, []crawlstate.Result{*res}); err != nil {
+		if ctx.Err() != nil {
+			return // interrupted: the row stays as it was, due
+		}
+		p.fail(ctx, StageCommit, err)
+		return
+	}
+	r.stage(StageCommit, 1)
+	p.event(StageCommit, true, "", "hash "+short(res.ContentHash))
+	if a != nil {
+		r.deliver(ctx, p, *a)
+	}
+	p.logEvents(ctx)
+	r.finishURL(Event{URL: p.row.URL, Outcome: outcome, Status: p.resp.Status, At: p.now}, p.resp)
+}
+
+// fail records a failed stage: the row keeps its hash, validators and
+// schedule, so it stays due.
+func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status int, cause error) {
+	e := r.e
+	now := e.cfg.Clock.Now()
+	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause)
+	if err := e.cfg.State.RecordFailure(context.WithoutCancel(ctx), r.source, crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error()}); err != nil {
+		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
+	}
+	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
+}
+
+func (r *run) countRequests(resp *fetch.Response, err error) {
+	n := 0
+	var se *fetch.StatusError
+	switch {
+	case resp != nil:
+		n = max(resp.Attempts, 1)
+	case errors.As(err, &se):
+		n = max(se.Attempts, 1)
+	case err != nil && !errors.Is(err, fetch.ErrDenied) && !errors.Is(err, fetch.ErrCapReached):
+		n = 1
+	}
+	r.mu.Lock()
+	r.rep.Requests += n
+	r.mu.Unlock()
+}
+
+// skipDue counts a due URL that was not requested or whose content was not
+// used (robots.txt denies it, it is an alias); the row is left as it was.
+func (r *run) skipDue(row crawlstate.Row, reason string) {
+	r.mu.Lock()
+	r.rep.Skipped[reason]++
+	r.done++
+	ev := Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now(), Done: r.done, Due: r.rep.Due}
+	r.mu.Unlock()
+	r.emit(ev)
+}
+
+// finishURL counts a due URL's outcome and tells the observer.
+func (r *run) finishURL(ev Event, resp *fetch.Response) {
+	r.mu.Lock()
+	rep := r.rep
+	rep.Fetched++
+	if resp != nil {
+		switch {
+		case resp.NotModified():
+			rep.NotModified++
+		case !resp.Gone():
+			rep.Bodies++
+		}
+	}
+	switch ev.Outcome {
+	case OutcomeNew:
+		rep.New++
+	case OutcomeChanged:
+		rep.Changed++
+	case OutcomeUnchanged:
+		rep.Unchanged++
+	case OutcomeGone:
+		rep.Gone++
+	case OutcomeFailed:
+		rep.Failed[ev.Stage]++
+	}
+	r.done++
+	ev.Done, ev.Due = r.done, rep.Due
+	r.mu.Unlock()
+	r.emit(ev)
+}
+
+// pageOf is the scheduler's view of a row.
+func pageOf(row crawlstate.Row) schedule.Page {
+	p := schedule.Page{
+		Interval: row.Interval, LastFetched: row.LastFetched, Visits: row.Visits, Changes: row.Changes,
+		LastChanged: row.Stats.LastChanged, Elapsed: row.Stats.Elapsed, LastModified: row.Stats.LastModified,
+		ChangeRate: schedule.Rate(row.Stats.ChangeRate), Weight: row.Stats.Weight,
+	}
+	if len(row.Stats.Recent) > 0 {
+		p.Recent = make([]schedule.Check, len(row.Stats.Recent))
+		for i, c := range row.Stats.Recent {
+			p.Recent[i] = schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified}
+		}
+	}
+	return p
+}
+
+// statsOf is what the state stores of the scheduler's statistics.
+func statsOf(p schedule.Page) crawlstate.Stats {
+	s := crawlstate.Stats{
+		LastChanged: p.LastChanged, Elapsed: p.Elapsed, LastModified: p.LastModified,
+		ChangeRate: float64(p.ChangeRate), Weight: p.Weight,
+	}
+	if len(p.Recent) > 0 {
+		s.Recent = make([]crawlstate.Check, len(p.Recent))
+		for i, c := range p.Recent {
+			s.Recent[i] = crawlstate.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified}
+		}
+	}
+	return s
+}
+
+// httpTime parses an HTTP date; zero when absent or malformed.
+func httpTime(v string) time.Time {
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// errEmptyChunks is the extract-stage failure of a page whose Markdown
+// yields no chunk.
+var errEmptyChunks = extract.ErrEmpty

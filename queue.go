@@ -1,0 +1,259 @@
+package recrawl
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/fetch"
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// fetchDue works through the due queue: rows with validators (and every row
+// without a batch-capable fetcher) go to the workers one by one; rows
+// without validators go to a fetch.BatchFetcher in batch jobs when more
+// than BatchThreshold of them are due. With a Budget smaller than the
+// queue, only the rows with the highest expected freshness gain are
+// fetched.
+func (r *run) fetchDue(ctx context.Context) error {
+	e := r.e
+	st := e.cfg.State
+	due, err := st.CountDue(ctx, r.source, r.start)
+	if err != nil {
+		return fmt.Errorf("recrawl: counting due rows: %w", err)
+	}
+	r.mu.Lock()
+	r.rep.Due += due
+	r.mu.Unlock()
+
+	jobs := make(chan crawlstate.Row)
+	var wg sync.WaitGroup
+	for range e.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for row := range jobs {
+				r.process(ctx, row)
+			}
+		}()
+	}
+	var plain []crawlstate.Row
+	dispatch := func(row crawlstate.Row) bool {
+		if r.halted() {
+			return false
+		}
+		r.mu.Lock()
+		handled := r.handled[row.URL]
+		if handled {
+			r.rep.Due-- // a crawl of this run already requested it
+		}
+		r.mu.Unlock()
+		if handled {
+			return true
+		}
+		if e.batcher != nil && row.ETag == "" && row.LastModified == "" {
+			plain = append(plain, row)
+			return true
+		}
+		select {
+		case jobs <- row:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var qerr error
+	if e.cfg.Budget > 0 && due > e.cfg.Budget {
+		qerr = r.dispatchByGain(ctx, dispatch)
+	} else {
+		qerr = r.dispatchInOrder(ctx, dispatch)
+	}
+	if len(plain) > e.cfg.BatchThreshold && qerr == nil && ctx.Err() == nil {
+		r.fetchBatch(ctx, plain)
+	} else {
+		for _, row := range plain {
+			if !sendRow(ctx, jobs, row) {
+				break
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if qerr != nil {
+		return qerr
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if left := r.rep.Due - r.done; left > 0 && r.stopped.Load() {
+		// Rows a cap or the budget kept from being requested stay due.
+		reason := r.rep.StoppedBy
+		if reason == "" {
+			reason = SkipMaxPages
+		}
+		r.rep.Skipped[reason] += left
+		r.done += left
+	}
+	return nil
+}
+
+func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row) bool {
+	select {
+	case jobs <- row:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dispatchInOrder pages through the due queue in (NextCheck, URL) order.
+func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
+	e := r.e
+	var after crawlstate.Key
+	for {
+		rows, err := e.cfg.State.Due(ctx, r.source, r.start, after, e.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("recrawl: reading the due queue: %w", err)
+		}
+		for _, row := range rows {
+			if !dispatch(row) {
+				return nil
+			}
+		}
+		if len(rows) < e.cfg.BatchSize {
+			return nil
+		}
+		after = crawlstate.KeyOf(rows[len(rows)-1])
+	}
+}
+
+// dispatchByGain dispatches the Budget rows with the highest expected
+// freshness gain (schedule.Gain: the probability that the page changed
+// since its last fetch, times its weight). Only Budget rows are held in
+// memory at a time.
+func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
+	e := r.e
+	best := &gainHeap{}
+	var after crawlstate.Key
+	for {
+		rows, err := e.cfg.State.Due(ctx, r.source, r.start, after, e.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("recrawl: reading the due queue: %w", err)
+		}
+		for _, row := range rows {
+			g := schedule.Gain(pageOf(row), r.start)
+			if row.ContentHash == "" {
+				g = 2 // never fetched: nothing is known, fetch first
+			}
+			if best.Len() < e.cfg.Budget {
+				heap.Push(best, gainRow{row, g})
+			} else if g > (*best)[0].gain {
+				(*best)[0] = gainRow{row, g}
+				heap.Fix(best, 0)
+			}
+		}
+		if len(rows) < e.cfg.BatchSize {
+			break
+		}
+		after = crawlstate.KeyOf(rows[len(rows)-1])
+	}
+	picked := make([]gainRow, best.Len())
+	for i := len(picked) - 1; i >= 0; i-- {
+		picked[i] = heap.Pop(best).(gainRow)
+	}
+	for _, p := range picked {
+		if !dispatch(p.row) {
+			return nil
+		}
+	}
+	r.stopWith(StopBudget)
+	return nil
+}
+
+type gainRow struct {
+	row  crawlstate.Row
+	gain float64
+}
+
+// gainHeap is a min-heap on gain: the root is the weakest row kept.
+type gainHeap []gainRow
+
+func (h gainHeap) Len() int { return len(h) }
+func (h gainHeap) Less(i, j int) bool {
+	if h[i].gain != h[j].gain {
+		return h[i].gain < h[j].gain
+	}
+	return h[i].row.URL > h[j].row.URL
+}
+func (h gainHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *gainHeap) Push(x any)   { *h = append(*h, x.(gainRow)) }
+func (h *gainHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// fetchBatch sends rows without validators to the batch fetcher and
+// records each result through the same path as a single fetch. Rows the
+// job left without a result stay due and count as failed fetches.
+func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
+	e := r.e
+	var admitted []crawlstate.Row
+	for _, row := range rows {
+		if r.halted() {
+			break
+		}
+		if r.admitRow(ctx, row) {
+			admitted = append(admitted, row)
+		}
+	}
+	if len(admitted) == 0 {
+		return
+	}
+	reqs := make([]fetch.Request, len(admitted))
+	for i, row := range admitted {
+		reqs[i] = fetch.Request{URL: row.OriginalURL} // a batch carries no per-URL validators
+	}
+	got := make([]bool, len(admitted))
+	r.log.DebugContext(ctx, "batch fetch", "urls", len(reqs))
+	err := e.batcher.FetchBatch(ctx, reqs, func(i int, resp *fetch.Response, ferr error) {
+		if i < 0 || i >= len(admitted) || got[i] {
+			return
+		}
+		got[i] = true
+		r.stage(StageFetch, 0)
+		r.countRequests(resp, ferr)
+		r.handle(ctx, admitted[i], resp, ferr)
+		r.refreshLock(ctx)
+	})
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil && fatalError(err) {
+		r.setFatal(fmt.Errorf("recrawl: batch fetch: %w", err))
+		return
+	}
+	for i, row := range admitted {
+		if got[i] {
+			continue
+		}
+		cause := err
+		if cause == nil {
+			cause = fmt.Errorf("batch job returned no result for %s", row.OriginalURL)
+		}
+		r.stage(StageFetch, 0)
+		r.stage(StageFetch, -1)
+		r.fail(ctx, row, StageFetch, 0, cause)
+	}
+}
