@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -161,6 +162,26 @@ type Config struct {
 	// Observer, when set, receives an Event per URL outcome. Calls are
 	// serialized; the observer must not block for long.
 	Observer func(Event)
+	// OnContent, when set, receives a page's readable content after its
+	// outcome was committed: new and changed pages, unchanged pages that
+	// answered with a body, and gone pages (without content). It may be
+	// called concurrently; the run waits for it.
+	OnContent func(ctx context.Context, c Content)
+}
+
+// Content is a page's readable content as the engine stored it.
+type Content struct {
+	Source      string
+	URL         string // the canonical URL: the page's identity
+	OriginalURL string // as discovered
+	FinalURL    string // after redirects ("" for gone pages)
+	Outcome     Outcome
+	Title       string
+	Canonical   string // the rel=canonical the page declared
+	ContentType string // of the response
+	// Markdown is exactly what was fingerprinted, chunked and indexed.
+	Markdown string
+	Hash     string // its content hash
 }
 
 // ConfigError lists everything wrong with a Config.

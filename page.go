@@ -111,11 +111,12 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 
 // pageRun is one page on its way through the pipeline.
 type pageRun struct {
-	r      *run
-	row    crawlstate.Row
-	resp   *fetch.Response
-	now    time.Time
-	events []crawlstate.StageEvent
+	r        *run
+	row      crawlstate.Row
+	resp     *fetch.Response
+	now      time.Time
+	events   []crawlstate.StageEvent
+	markdown string // the extracted content, for OnContent
 }
 
 func (p *pageRun) event(stage string, ok bool, errMsg, detail string) {
@@ -243,6 +244,7 @@ func (p *pageRun) body(ctx context.Context) []string {
 			a = p.changeAlert(outcome, hash, doc.Title, changes, chunks)
 		}
 	}
+	p.markdown = doc.Markdown
 	p.commit(ctx, &res, outcome, a)
 	return doc.Links
 }
@@ -326,6 +328,18 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		r.deliver(ctx, p, *a)
 	}
 	p.logEvents(ctx)
+	if on := r.e.cfg.OnContent; on != nil && (outcome == OutcomeGone || !res.NotModified) {
+		c := Content{
+			Source: r.source, URL: p.row.URL, OriginalURL: p.row.OriginalURL, Outcome: outcome,
+			Title: res.Title, Canonical: res.Canonical, Markdown: p.markdown, Hash: res.ContentHash,
+		}
+		if outcome != OutcomeGone {
+			c.FinalURL, c.ContentType = p.resp.FinalURL, p.resp.ContentType
+		} else {
+			c.Title, c.Hash = p.row.Title, ""
+		}
+		on(ctx, c)
+	}
 	r.finishURL(Event{URL: p.row.URL, Outcome: outcome, Status: p.resp.Status, At: p.now}, p.resp)
 }
 
