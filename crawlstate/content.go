@@ -150,6 +150,10 @@ func scanVectors(rows *sql.Rows, out map[string][]float32) error {
 	return rows.Err()
 }
 
+const putVectorSQL = `
+INSERT INTO vectors (model, text_hash, vector) VALUES (?, ?, ?)
+ON CONFLICT (model, text_hash) DO UPDATE SET vector = excluded.vector`
+
 // PutVectors implements State: one transaction, one prepared upsert, the
 // hashes in sorted order. An empty model, text hash or vector is an error,
 // and then nothing is stored.
@@ -173,16 +177,13 @@ func (s *SQLite) PutVectors(ctx context.Context, model string, vectors map[strin
 	}
 	slices.Sort(hashes)
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		ps := &txStmts{tx: tx}
+		ps := s.txStmts(tx)
 		defer ps.close()
 		for _, h := range hashes {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if _, err := ps.exec(ctx, `
-INSERT INTO vectors (model, text_hash, vector) VALUES (?, ?, ?)
-ON CONFLICT (model, text_hash) DO UPDATE SET vector = excluded.vector`,
-				model, h, encodeVector(vectors[h])); err != nil {
+			if _, err := ps.exec(ctx, putVectorSQL, model, h, encodeVector(vectors[h])); err != nil {
 				return fmt.Errorf("crawlstate: %s of model %q, text hash %s: %w", op, model, h, err)
 			}
 		}

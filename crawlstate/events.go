@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+const insertEventSQL = `
+INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
 // LogEvents implements State: one transaction, one prepared INSERT. An
 // empty source, or an event without URL or Stage, is an error, and then
 // nothing of the batch is stored.
@@ -24,15 +27,13 @@ func (s *SQLite) LogEvents(ctx context.Context, source string, events []StageEve
 		return ctx.Err()
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		ps := &txStmts{tx: tx}
+		ps := s.txStmts(tx)
 		defer ps.close()
 		for _, e := range events {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if _, err := ps.exec(ctx, `
-INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+			if _, err := ps.exec(ctx, insertEventSQL, source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
 				return fmt.Errorf("crawlstate: %s: %s of %q: %w", op, e.Stage, e.URL, err)
 			}
 		}

@@ -36,11 +36,12 @@ import (
 // A SQLite is safe for concurrent use, and several SQLite values (or
 // processes) may open the same file.
 type SQLite struct {
-	w    *sql.DB // exactly one connection: every write
-	r    *sql.DB // read-only connections; == w for :memory:
-	path string
-	opts Options
-	log  *slog.Logger
+	w        *sql.DB // exactly one connection: every write
+	r        *sql.DB // read-only connections; == w for :memory:
+	prepared map[string]*sql.Stmt
+	path     string
+	opts     Options
+	log      *slog.Logger
 }
 
 var _ State = (*SQLite)(nil)
@@ -134,6 +135,12 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 		_ = w.Close()
 		return nil, err
 	}
+	if len(steps) >= len(migrations) { // a test's shorter history lacks the tables
+		if err := s.prepareWrites(context.Background()); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	if memory {
 		return s, nil
 	}
@@ -167,6 +174,9 @@ func dsn(path string, params url.Values) string {
 
 // Close releases both connection pools.
 func (s *SQLite) Close() error {
+	for _, st := range s.prepared {
+		_ = st.Close()
+	}
 	var errR error
 	if s.r != s.w {
 		errR = s.r.Close()
@@ -714,7 +724,7 @@ func (s *SQLite) Record(ctx context.Context, source string, results []Result) er
 		return ctx.Err()
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		ps := &txStmts{tx: tx}
+		ps := s.txStmts(tx)
 		defer ps.close()
 		for _, r := range results {
 			// As in load: no per-statement cancellation goroutine; ctx
@@ -839,21 +849,52 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error 
 	return nil
 }
 
-// txStmts prepares each statement of a transaction once, on first use.
-type txStmts struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
+// preparedQueries are the per-row write statements, prepared once on the
+// writer connection when the store opens: a transaction reuses them
+// (Tx.StmtContext) instead of preparing them again, which for a Record of
+// one result costs more than the update itself.
+var preparedQueries = []string{
+	recordSQL, putLinksSQL, deleteLinksSQL, deleteChunksSQL, insertChunkSQL, insertAlertSQL,
+	recordFailureSQL, putVectorSQL, insertEventSQL,
 }
 
-// exec runs query with args. Like load, it executes without the caller's
-// context, which only bounds the preparation: callers check ctx between
-// statements, and the transaction itself is bound to it.
+// prepareWrites prepares preparedQueries on the writer connection.
+func (s *SQLite) prepareWrites(ctx context.Context) error {
+	s.prepared = make(map[string]*sql.Stmt, len(preparedQueries))
+	for _, q := range preparedQueries {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("crawlstate: open %s: prepare: %w", s.path, err)
+		}
+		s.prepared[q] = st
+	}
+	return nil
+}
+
+// txStmts are the statements of one write transaction.
+type txStmts struct {
+	tx       *sql.Tx
+	prepared map[string]*sql.Stmt // the store's, read only
+	stmts    map[string]*sql.Stmt // bound to tx, closed with it
+}
+
+func (s *SQLite) txStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, prepared: s.prepared} }
+
+// exec runs query with args, with the store's prepared statement when
+// there is one, else with one prepared on first use in this transaction.
+// Like load, it executes without the caller's context, which only bounds
+// the preparation: callers check ctx between statements, and the
+// transaction itself is bound to it.
 func (p *txStmts) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, ok := p.stmts[query]
 	if !ok {
-		var err error
-		if st, err = p.tx.PrepareContext(ctx, query); err != nil {
-			return nil, fmt.Errorf("prepare: %w", err)
+		if shared, ok := p.prepared[query]; ok {
+			st = p.tx.StmtContext(ctx, shared)
+		} else {
+			var err error
+			if st, err = p.tx.PrepareContext(ctx, query); err != nil {
+				return nil, fmt.Errorf("prepare: %w", err)
+			}
 		}
 		if p.stmts == nil {
 			p.stmts = make(map[string]*sql.Stmt)
@@ -869,6 +910,10 @@ func (p *txStmts) close() {
 	}
 }
 
+const recordFailureSQL = `
+UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_failure = ?
+WHERE source = ? AND url = ?`
+
 // RecordFailure implements State.
 func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) error {
 	const op = "record failure"
@@ -877,10 +922,9 @@ func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) er
 		msg = f.Stage + ": " + f.Err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_failure = ?
-WHERE source = ? AND url = ?`,
-			msg, f.Stage, encTime(f.At), source, f.URL)
+		ps := s.txStmts(tx)
+		defer ps.close()
+		res, err := ps.exec(ctx, recordFailureSQL, msg, f.Stage, encTime(f.At), source, f.URL)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, f.URL, err)
 		}
