@@ -85,7 +85,9 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		after, ok, _ := env.Documents.Document(ctx, entry)
 		same := ok && after.Entries == before.Entries && !after.NewestLastMod.IsZero() &&
 			after.NewestLastMod.Equal(before.NewestLastMod) && d.rowsChanged() == 0
-		if d.entryUnchanged(entry) || same {
+		// A sitemap without lastmod has nothing to compare: it is
+		// refetched in full every run.
+		if (d.entryUnchanged(entry) && !before.NewestLastMod.IsZero()) || same {
 			out.unchanged = true
 			r.log.InfoContext(ctx, "sitemap unchanged; authoritative trust ends the run")
 		}

@@ -186,13 +186,14 @@ type run struct {
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
 	sched   schedule.Scheduler
 
-	mu        sync.Mutex
-	rep       *Report
-	done      int
-	lastLock  time.Time
-	lockError error
-	fatal     error
-	handled   map[string]bool // URLs whose outcome this run already recorded (crawls)
+	mu         sync.Mutex
+	rep        *Report
+	done       int
+	lastLock   time.Time
+	lockError  error
+	fatal      error
+	handled    map[string]bool // URLs whose outcome this run already recorded (crawls)
+	overBudget int             // due rows Config.Budget left out
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,

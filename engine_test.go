@@ -76,7 +76,10 @@ func (f *fixture) row(path string) crawlstate.Row {
 // reconcile checks that a report's numbers add up.
 func reconcile(t *testing.T, rep *recrawl.Report) {
 	t.Helper()
-	dueSkips := rep.Skipped[recrawl.SkipRobots] + rep.Skipped[recrawl.SkipMaxPages]
+	dueSkips := 0
+	for _, reason := range []string{recrawl.SkipRobots, recrawl.SkipMaxPages, recrawl.SkipBudget, recrawl.SkipAlias, recrawl.StopShutdown, recrawl.StopError} {
+		dueSkips += rep.Skipped[reason]
+	}
 	require.Equal(t, rep.Discovered, rep.Accepted+rep.Duplicates+rep.SkippedTotal()-dueSkips, "discovered = accepted + duplicates + skipped at discovery")
 	outcomes := rep.New + rep.Changed + rep.Unchanged + rep.Gone + rep.FailedTotal()
 	require.Equal(t, rep.Fetched, outcomes, "every fetched URL has one outcome")

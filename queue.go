@@ -89,6 +89,10 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.overBudget > 0 {
+		r.rep.Skipped[SkipBudget] += r.overBudget
+		r.done += r.overBudget
+	}
 	if left := r.rep.Due - r.done; left > 0 && r.stopped.Load() {
 		// Rows a cap or the budget kept from being requested stay due.
 		reason := r.rep.StoppedBy
@@ -176,7 +180,13 @@ func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) 
 			return nil
 		}
 	}
-	r.stopWith(StopBudget)
+	// The rows the budget left out stay due; the dispatched ones finish.
+	r.mu.Lock()
+	if r.rep.StoppedBy == "" {
+		r.rep.StoppedBy = StopBudget
+	}
+	r.overBudget = r.rep.Due - len(picked)
+	r.mu.Unlock()
 	return nil
 }
 
