@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -135,8 +136,30 @@ type document struct {
 // DefaultStart is the fixed time of the default clock.
 var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// New starts a site on loopback. Call Close when done.
+// New starts a site on a free loopback port. Call Close when done.
 func New(opts Options) *Site {
+	s := newSite(opts)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Listen starts a site on addr, such as "127.0.0.1:8931" (a port of 0
+// picks a free one), so that a program run twice serves the same URLs.
+// It fails when addr cannot be listened on. Call Close when done.
+func Listen(addr string, opts Options) (*Site, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("testsite: listen on %s: %w", addr, err)
+	}
+	s := newSite(opts)
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
+	return s, nil
+}
+
+func newSite(opts Options) *Site {
 	if opts.Pages == 0 {
 		opts.Pages = 20
 	}
@@ -172,7 +195,6 @@ func New(opts Options) *Site {
 		p.Content = s.content(i, 1)
 		p.Links = s.neighbours(i)
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 

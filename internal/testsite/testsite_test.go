@@ -188,3 +188,16 @@ func TestServeDocument(t *testing.T) {
 	_, sm := get(t, s, "/sitemap.xml", nil)
 	require.NotContains(t, string(sm), "nested", "documents are not listed")
 }
+
+func TestListen(t *testing.T) {
+	s, err := testsite.Listen("127.0.0.1:0", testsite.Options{Pages: 2})
+	require.NoError(t, err)
+	defer s.Close()
+	resp, body := get(t, s, s.Paths()[1], nil)
+	require.Equal(t, 200, resp.StatusCode)
+	require.Contains(t, string(body), "<h1>Page 2</h1>")
+
+	// The address is taken now: a second site cannot listen on it.
+	_, err = testsite.Listen(strings.TrimPrefix(s.URL(), "http://"), testsite.Options{})
+	require.ErrorContains(t, err, "testsite: listen on")
+}
