@@ -96,7 +96,11 @@ type Config struct {
 	// them from the environment with LimitsFromEnv).
 	Limits *Limits
 
-	// Scheduler chooses revisit intervals (default schedule.DefaultHalving).
+	// Scheduler chooses revisit intervals. The default is schedule.Optimal{}
+	// re-planned at the start of every run with the budget the Halving
+	// baseline would spend on the same pages (schedule.BaselineBudget):
+	// in the simulator (schedule/sim) it is fresher than the baseline at
+	// the same fetch count. Set schedule.DefaultHalving for the baseline.
 	Scheduler schedule.Scheduler
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages
@@ -297,7 +301,7 @@ func (c *Config) validate() error {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Scheduler == nil {
-		c.Scheduler = schedule.DefaultHalving
+		c.Scheduler = schedule.Optimal{}
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}

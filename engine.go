@@ -402,10 +402,14 @@ func (e *Engine) NextDue(ctx context.Context, src discover.Source) (time.Time, e
 	return t, nil
 }
 
-// plan returns the scheduler of one run. An Optimal scheduler with a
-// Budget is re-planned over every live row of the source (its change-rate
-// estimate and weight), so its Multiplier prices a fetch for this run;
-// other schedulers are used as they are.
+// plan returns the scheduler of one run. An Optimal scheduler is
+// re-planned over every live row of the source (its change-rate estimate
+// and weight), so its Multiplier prices a fetch for this run; without a
+// Budget it gets its BaselineBudget, what the Halving baseline would spend
+// on the same pages; without a Min interval it takes the shortest interval
+// seen between two fetches of a page (the host's cadence), since no page
+// can be fetched more often than the source runs. Other schedulers are used
+// as they are.
 func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, error) {
 	var opt schedule.Optimal
 	switch s := e.cfg.Scheduler.(type) {
@@ -416,12 +420,10 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 	default:
 		return e.cfg.Scheduler, nil
 	}
-	if opt.Budget <= 0 {
-		return opt, nil
-	}
 	var inputs []schedule.PlanInput
 	var after crawlstate.Key
-	everything := time.Unix(1<<40, 0) // the due queue at the end of time holds every live row
+	everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
+	var cadence time.Duration                                 // the shortest interval between two fetches of a page
 	for {
 		rows, err := e.cfg.State.Due(ctx, source, everything, after, e.cfg.BatchSize)
 		if err != nil {
@@ -429,14 +431,29 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 		}
 		for _, row := range rows {
 			inputs = append(inputs, opt.Input(pageOf(row)))
+			for _, c := range row.Stats.Recent {
+				if c.Elapsed > 0 && (cadence == 0 || c.Elapsed < cadence) {
+					cadence = c.Elapsed
+				}
+			}
 		}
 		if len(rows) < e.cfg.BatchSize {
 			break
 		}
 		after = crawlstate.KeyOf(rows[len(rows)-1])
 	}
-	if len(inputs) > 0 {
-		opt.Multiplier = opt.Plan(inputs).Multiplier
+	if len(inputs) == 0 {
+		return opt, nil
 	}
+	// The host runs the source no more often than it has: no page can be
+	// fetched more often than that, whatever the plan says.
+	if opt.Min == 0 && cadence > schedule.DefaultMinInterval {
+		opt.Min = min(cadence*9/10, schedule.DefaultMaxInterval/2)
+	}
+	if opt.Budget <= 0 {
+		// No budget given: spend what the baseline would have.
+		opt.Budget = opt.BaselineBudget(inputs)
+	}
+	opt.Multiplier = opt.Plan(inputs).Multiplier
 	return opt, nil
 }

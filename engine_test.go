@@ -19,6 +19,7 @@ import (
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/internal/testsite"
+	"github.com/recrawl/recrawl/schedule"
 )
 
 var start = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
@@ -41,6 +42,11 @@ func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixtur
 		l := recrawl.DefaultLimits()
 		l.RequestDelay = 0 // most tests do not care about pacing
 		cfg.Limits = &l
+	}
+	if cfg.Scheduler == nil {
+		// Engine mechanics are easiest to pin with the baseline's exact
+		// intervals; TestDefaultSchedulerIsOptimal covers the default.
+		cfg.Scheduler = schedule.DefaultHalving
 	}
 	opts.Clock = clk
 	site := testsite.New(opts)
@@ -397,4 +403,43 @@ func TestScriptRenderedPageFailsAtExtract(t *testing.T) {
 	row := f.row("/docs/app")
 	require.Empty(t, row.ContentHash, "a rejected page is never stored as empty")
 	require.Contains(t, row.LastError, "extract: ")
+}
+
+// The default scheduler plans every run with the baseline's budget: a new
+// site is revisited about as often as the baseline would, static pages
+// drift out towards the 30-day cap, and a page that changes at every visit
+// is kept close.
+func TestDefaultSchedulerIsOptimal(t *testing.T) {
+	clk := clock.NewAutoFake(start)
+	site := testsite.New(testsite.Options{Pages: 12, Clock: clk})
+	t.Cleanup(site.Close)
+	st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Limits: limits(func(*recrawl.Limits) {})})
+	src := discover.Sitemap{URL: site.SitemapURL()}
+	hot := site.Paths()[0]
+	var fetchedHot, fetchedCold int
+	for day := 0; day < 60; day++ {
+		site.Edit(hot)
+		site.ResetLog()
+		_, err := eng.Run(context.Background(), src)
+		require.NoError(t, err)
+		for _, r := range site.PageRequests() {
+			if r.Path == hot {
+				fetchedHot++
+			} else if r.Path == site.Paths()[5] {
+				fetchedCold++
+			}
+		}
+		clk.Advance(24 * time.Hour)
+	}
+	hotRow, err := st.Get(context.Background(), src.Name(), site.PageURL(hot))
+	require.NoError(t, err)
+	coldRow, err := st.Get(context.Background(), src.Name(), site.PageURL(site.Paths()[5]))
+	require.NoError(t, err)
+	require.Greater(t, hotRow.Stats.ChangeRate, coldRow.Stats.ChangeRate, "rates are estimated from the observations")
+	require.Greater(t, fetchedHot, 3*fetchedCold, "the changing page gets the visits")
+	require.Less(t, fetchedCold, 15, "a static page is not fetched every day")
+	require.Greater(t, coldRow.Interval, 7*24*time.Hour)
 }

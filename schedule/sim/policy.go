@@ -82,9 +82,10 @@ func (u *uniform) Advance(k Known, o schedule.Observation) schedule.Page {
 
 // optimal plans with estimated (or, as oracle, true) rates.
 type optimal struct {
-	o      schedule.Optimal
-	oracle bool
-	inputs []schedule.PlanInput
+	o        schedule.Optimal
+	oracle   bool
+	baseline bool // plan at schedule.BaselineBudget instead of the given budget
+	inputs   []schedule.PlanInput
 }
 
 // Optimal is schedule.Optimal with estimated rates: re-planned at every
@@ -97,9 +98,18 @@ func Optimal() Policy { return &optimal{} }
 // can reach.
 func Oracle() Policy { return &optimal{oracle: true} }
 
+// Default is the engine's default policy: schedule.Optimal with estimated
+// rates and no configured budget, re-planned at every run at
+// schedule.BaselineBudget (what Halving would spend on the same estimated
+// rates); due pages are taken in order of schedule.Gain.
+func Default() Policy { return &optimal{baseline: true} }
+
 func (o *optimal) Name() string {
-	if o.oracle {
+	switch {
+	case o.oracle:
 		return "Optimal (true rates)"
+	case o.baseline:
+		return "Optimal (default budget)"
 	}
 	return "Optimal (estimated)"
 }
@@ -113,6 +123,9 @@ func (o *optimal) Plan(_ time.Time, budget schedule.Rate, pages []Known) {
 		} else {
 			o.inputs = append(o.inputs, o.o.Input(*k.Page()))
 		}
+	}
+	if o.baseline {
+		o.o.Budget = o.o.BaselineBudget(o.inputs)
 	}
 	o.o.Multiplier = o.o.Plan(o.inputs).Multiplier
 }
@@ -134,8 +147,8 @@ func (o *optimal) Advance(k Known, obs schedule.Observation) schedule.Page {
 	return p
 }
 
-// Policies returns the makers of the five policies compared by Compare, the
+// Policies returns the makers of the policies compared by Compare, the
 // reference (Halving) first.
 func Policies() []Maker {
-	return []Maker{Halving, Nutch, Uniform, Optimal, Oracle}
+	return []Maker{Halving, Nutch, Uniform, Optimal, Oracle, Default}
 }
