@@ -24,7 +24,7 @@ func TestServeRunsSourcesAndShutsDownGracefully(t *testing.T) {
 	require.NoError(t, serve(ctx, &out, 2, 10, filepath.Join(t.TempDir(), "state.sqlite")))
 	text := out.String()
 	for _, src := range []string{"site-1", "site-2"} {
-		runs := regexp.MustCompile(`\[` + src + `\] due`).FindAllStringIndex(text, -1)
+		runs := regexp.MustCompile(`\[`+src+`\] due`).FindAllStringIndex(text, -1)
 		require.GreaterOrEqual(t, len(runs), 2, "%s ran more than once:\n%s", src, text)
 		require.Contains(t, text, "["+src+"] 10 pages known")
 	}
