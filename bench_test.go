@@ -1,0 +1,65 @@
+package recrawl_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/alert"
+	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/embed"
+	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/internal/testsite"
+)
+
+// BenchmarkPipeline runs the whole pipeline (fetch, extract, fingerprint,
+// chunk, embed with the hashing embedder, index, commit, alert) over a
+// 1,000-page site on loopback, from an empty state each iteration.
+func BenchmarkPipeline(b *testing.B) {
+	const pages = 1000
+	clk := clock.NewAutoFake(start)
+	site := testsite.New(testsite.Options{Pages: pages, Clock: clk, Words: 400})
+	defer site.Close()
+	emb, err := embed.NewHashing(384)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var chunks int
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		st, err := crawlstate.OpenSQLite(filepath.Join(b.TempDir(), "state.sqlite"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		idx := index.NewMemory(384)
+		l := recrawl.DefaultLimits()
+		l.RequestDelay, l.MaxPages = 0, 0
+		eng, err := recrawl.New(recrawl.Config{
+			State: st, Clock: clk, Limits: &l, Workers: 4,
+			Embedder: emb, Index: idx, Alerts: alert.Func(func(context.Context, alert.Alert) error { return nil }), AlertOnNew: true,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rep, err := eng.Run(context.Background(), discover.Sitemap{URL: site.SitemapURL()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if rep.New != pages {
+			b.Fatalf("new = %d", rep.New)
+		}
+		n, _ := idx.Count(context.Background())
+		chunks += n
+		st.Close()
+		b.StartTimer()
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(pages*b.N)/secs, "pages/s")
+	b.ReportMetric(float64(chunks)/secs, "chunks/s")
+}
