@@ -22,10 +22,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -33,7 +31,6 @@ import (
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/discover"
-	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/fetch/geonode"
 	"github.com/recrawl/recrawl/internal/fakegeonode"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -66,40 +63,6 @@ func main() {
 	}
 }
 
-// meter counts what a fetcher's responses were billed, and keeps the
-// BatchFetcher ability of the fetcher it wraps.
-type meter struct {
-	f      fetch.Fetcher
-	billed atomic.Int64
-}
-
-func (m *meter) Fetch(ctx context.Context, req fetch.Request) (*fetch.Response, error) {
-	resp, err := m.f.Fetch(ctx, req)
-	if resp != nil {
-		m.billed.Add(int64(resp.Billed))
-	}
-	return resp, err
-}
-
-type batchMeter struct{ *meter }
-
-func (m batchMeter) FetchBatch(ctx context.Context, reqs []fetch.Request, yield func(int, *fetch.Response, error)) error {
-	return m.f.(fetch.BatchFetcher).FetchBatch(ctx, reqs, func(i int, resp *fetch.Response, err error) {
-		if resp != nil {
-			m.billed.Add(int64(resp.Billed))
-		}
-		yield(i, resp, err)
-	})
-}
-
-func metered(f fetch.Fetcher) (fetch.Fetcher, *meter) {
-	m := &meter{f: f}
-	if _, ok := f.(fetch.BatchFetcher); ok {
-		return batchMeter{m}, m
-	}
-	return m, m
-}
-
 // runReal makes one incremental run against the real API.
 func runReal(out io.Writer, sitemapURL, mapURL, statePath string, hybrid bool) error {
 	key, err := geonode.APIKeyFromEnv()
@@ -111,18 +74,24 @@ func runReal(out io.Writer, sitemapURL, mapURL, statePath string, hybrid bool) e
 	if err != nil {
 		return err
 	}
-	var f fetch.Fetcher = client
-	if hybrid {
-		polite := &fetch.Polite{UserAgent: fetch.DefaultUserAgent, Delay: 500 * time.Millisecond, Logger: log}
-		f = &fetch.Hybrid{Direct: &fetch.HTTP{Client: &http.Client{Transport: polite}, Logger: log}, Remote: client, Logger: log}
+	limits, err := recrawl.LimitsFromEnv()
+	if err != nil {
+		return err
 	}
-	f, m := metered(f)
 	state, err := crawlstate.OpenSQLite(statePath)
 	if err != nil {
 		return err
 	}
 	defer state.Close()
-	eng, err := recrawl.New(recrawl.Config{State: state, Fetcher: f, Logger: log})
+	cfg := recrawl.Config{State: state, Limits: &limits, Logger: log}
+	if hybrid {
+		// The engine asks the origin first, with its own robots.txt and
+		// pacing policy, and calls Geonode only for changed pages.
+		cfg.Remote = client
+	} else {
+		cfg.Fetcher = client
+	}
+	eng, err := recrawl.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -134,7 +103,7 @@ func runReal(out io.Writer, sitemapURL, mapURL, statePath string, hybrid bool) e
 	if rep != nil {
 		fmt.Fprintf(out, "%s: discovered %d, due %d, fetched %d, new %d, changed %d, unchanged %d (304: %d), gone %d, failed %d\n",
 			rep.Source, rep.Discovered, rep.Due, rep.Fetched, rep.New, rep.Changed, rep.Unchanged, rep.NotModified, rep.Gone, rep.FailedTotal())
-		fmt.Fprintf(out, "billed Geonode requests: %d\n", m.billed.Load())
+		fmt.Fprintf(out, "billed Geonode requests: %d\n", rep.Billed)
 	}
 	if geonode.IsFatal(err) {
 		return fmt.Errorf("stopped: %w", err)
@@ -194,12 +163,13 @@ func scenario(tw io.Writer, pages, runs, edits int, hybrid bool) ([]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	var f fetch.Fetcher = client
 	name := "geonode"
+	cfg := recrawl.Config{Clock: clk, Workers: 4, UserAgent: "recrawl-example/1.0"}
 	if hybrid {
 		name = "hybrid"
-		polite := &fetch.Polite{UserAgent: "recrawl-example/1.0", Clock: clk}
-		f = &fetch.Hybrid{Direct: &fetch.HTTP{Client: &http.Client{Transport: polite}, Clock: clk}, Remote: client, Clock: clk}
+		cfg.Remote = client // behind the engine's own polite direct fetcher
+	} else {
+		cfg.Fetcher = client
 	}
 	dir, err := os.MkdirTemp("", "recrawl-geonode-")
 	if err != nil {
@@ -211,7 +181,8 @@ func scenario(tw io.Writer, pages, runs, edits int, hybrid bool) ([]int, error) 
 		return nil, err
 	}
 	defer state.Close()
-	eng, err := recrawl.New(recrawl.Config{State: state, Fetcher: f, Clock: clk, Workers: 4, UserAgent: "recrawl-example/1.0"})
+	cfg.State = state
+	eng, err := recrawl.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +195,10 @@ func scenario(tw io.Writer, pages, runs, edits int, hybrid bool) ([]int, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s run %d: %w", name, run, err)
 		}
-		n := api.Billed() - before
+		n := rep.Billed
+		if charged := api.Billed() - before; charged != n {
+			return nil, fmt.Errorf("%s run %d: the report counts %d billed requests, the API charged %d", name, run, n, charged)
+		}
 		billed = append(billed, n)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, run, rep.Due, rep.Fetched, rep.New, rep.Changed, rep.Unchanged, rep.NotModified, n)
 		// A week passes (every page is due again); a few pages change.
