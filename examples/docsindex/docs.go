@@ -77,6 +77,12 @@ func openDocs(dir, source string, fp fingerprint.Set) (*docs, error) {
 	if m.Files == nil {
 		m.Files = map[string]fileEntry{}
 	}
+	for u, e := range m.Files {
+		// Removing a gone page's file must never reach outside dir.
+		if e.Path == "" || !filepath.IsLocal(filepath.FromSlash(e.Path)) {
+			return nil, fmt.Errorf("%s: the file of %s, %q, is not inside the directory; remove the manifest to rebuild the directory", filepath.Join(dir, manifestName), u, e.Path)
+		}
+	}
 	d.man = m
 	return d, nil
 }

@@ -341,3 +341,44 @@ func TestUnwritableOutput(t *testing.T) {
 	require.ErrorContains(t, err, "2 files could not be written; first: http://")
 	require.ErrorContains(t, err, "not a directory")
 }
+
+func TestBadManifest(t *testing.T) {
+	for _, tc := range []struct {
+		name, manifest, want string
+	}{
+		{"not JSON", "{files:", "is not a docsindex manifest"},
+		{"other version", `{"version": 7, "source": "S", "files": {}}`, "has version 7, want 1"},
+		{"path outside", `{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "../../victim.md", "hash": "h"}}}`, `"../../victim.md", is not inside the directory`},
+		{"absolute path", `{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "/etc/victim.md", "hash": "h"}}}`, "is not inside the directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), []byte(tc.manifest), 0o644))
+			_, err := openDocs(dir, "S", fingerprint.Set{})
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// FuzzManifest: any manifest file is read without a panic, and one that is
+// accepted never names a file outside the output directory.
+func FuzzManifest(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "a.example/x.md", "hash": "h"}}}`))
+	f.Add([]byte(`{"version": 1, "source": "S", "files": {"u": {"path": "..\\..\\x"}}}`))
+	f.Add([]byte(`{"version": 1, "source": "S"}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), raw, 0o644))
+		d, err := openDocs(dir, "S", fingerprint.Set{})
+		if err != nil {
+			return
+		}
+		for _, u := range d.urls() {
+			e, _ := d.entry(u)
+			full, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(e.Path)))
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(full, dir+string(filepath.Separator)), "%q escapes %s", e.Path, dir)
+		}
+	})
+}
