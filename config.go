@@ -166,11 +166,14 @@ type Config struct {
 	// Observer, when set, receives an Event per URL outcome. Calls are
 	// serialized; the observer must not block for long.
 	Observer func(Event)
-	// OnContent, when set, receives a page's readable content after its
-	// outcome was committed: new and changed pages, unchanged pages that
-	// answered with a body, and gone pages (without content). It may be
-	// called concurrently; the run waits for it.
-	OnContent func(ctx context.Context, c Content)
+	// OnContent, when set, is a pipeline stage ("content") that hands a
+	// page's readable content to the host before the outcome is committed:
+	// new and changed pages, unchanged pages that answered with a body, and
+	// gone pages (without content). An error is retried up to
+	// StageAttempts times, then fails the page at that stage: the row keeps
+	// its old hash and stays due, so the next run calls OnContent again. It
+	// is called concurrently, by up to Workers goroutines.
+	OnContent func(ctx context.Context, c Content) error
 }
 
 // Content is a page's readable content as the engine stored it.
@@ -183,9 +186,12 @@ type Content struct {
 	Title       string
 	Canonical   string // the rel=canonical the page declared
 	ContentType string // of the response
-	// Markdown is exactly what was fingerprinted, chunked and indexed.
+	// Markdown is exactly what was fingerprinted, chunked and indexed
+	// (chunk byte ranges index into it); "" for a gone page.
 	Markdown string
-	Hash     string // its content hash
+	OldHash  string    // the stored content hash before this fetch
+	Hash     string    // the new content hash ("" for a gone page)
+	At       time.Time // when the page was fetched
 }
 
 // ConfigError lists everything wrong with a Config.

@@ -314,6 +314,21 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		}
 		res.Alert = &stored
 	}
+	if on := r.e.cfg.OnContent; on != nil && (outcome == OutcomeGone || !res.NotModified) {
+		c := Content{
+			Source: r.source, URL: p.row.URL, OriginalURL: p.row.OriginalURL, Outcome: outcome,
+			Title: res.Title, Canonical: res.Canonical, Markdown: p.markdown,
+			OldHash: p.row.ContentHash, Hash: res.ContentHash, At: p.now,
+		}
+		if outcome != OutcomeGone {
+			c.FinalURL, c.ContentType = p.resp.FinalURL, p.resp.ContentType
+		} else {
+			c.Title, c.Hash = p.row.Title, ""
+		}
+		if !p.retry(ctx, StageContent, string(outcome), func() error { return on(ctx, c) }) {
+			return
+		}
+	}
 	r.stage(StageCommit, 0)
 	if err := r.e.cfg.State.Record(ctx, r.source, []crawlstate.Result{*res}); err != nil {
 		if ctx.Err() != nil {
@@ -328,18 +343,6 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		r.deliver(ctx, p, *a)
 	}
 	p.logEvents(ctx)
-	if on := r.e.cfg.OnContent; on != nil && (outcome == OutcomeGone || !res.NotModified) {
-		c := Content{
-			Source: r.source, URL: p.row.URL, OriginalURL: p.row.OriginalURL, Outcome: outcome,
-			Title: res.Title, Canonical: res.Canonical, Markdown: p.markdown, Hash: res.ContentHash,
-		}
-		if outcome != OutcomeGone {
-			c.FinalURL, c.ContentType = p.resp.FinalURL, p.resp.ContentType
-		} else {
-			c.Title, c.Hash = p.row.Title, ""
-		}
-		on(ctx, c)
-	}
 	r.finishURL(Event{URL: p.row.URL, Outcome: outcome, Status: p.resp.Status, At: p.now}, p.resp)
 }
 

@@ -22,6 +22,8 @@ const (
 	StageEmbed = "embed"
 	StageIndex = "index"
 	StageAlert = "alert"
+	// StageContent is Config.OnContent.
+	StageContent = "content"
 )
 
 // pipeline reports whether pages are chunked: for the index, or for

@@ -17,6 +17,7 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/embed"
+	"github.com/recrawl/recrawl/fingerprint"
 	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -368,4 +369,50 @@ func TestDeadLetters(t *testing.T) {
 	dl, err = p.eng.DeadLetters(context.Background(), p.src.Name())
 	require.NoError(t, err)
 	require.Empty(t, dl)
+}
+
+func TestOnContentRunsBeforeTheCommit(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]recrawl.Content{}
+	failing := atomic.Bool{}
+	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{StageAttempts: 2, OnContent: func(_ context.Context, c recrawl.Content) error {
+		if failing.Load() {
+			return errors.New("disk full")
+		}
+		mu.Lock()
+		got[c.URL] = c
+		mu.Unlock()
+		return nil
+	}})
+	rep := f.run()
+	require.Equal(t, 3, rep.New)
+	require.Len(t, got, 3)
+	first := f.site.PageURL(f.site.Paths()[0])
+	c := got[first]
+	require.Equal(t, recrawl.OutcomeNew, c.Outcome)
+	require.Equal(t, "Page 1", c.Title)
+	require.Contains(t, c.ContentType, "text/html")
+	require.Equal(t, f.row(f.site.Paths()[0]).ContentHash, c.Hash)
+	require.Equal(t, fingerprint.Set{}.For(first).Of(c.Markdown), c.Hash, "the Markdown is exactly what was fingerprinted")
+
+	// A failing host stage keeps the old hash; the next run hands it over again.
+	f.site.Edit(f.site.Paths()[0])
+	f.site.Delete(f.site.Paths()[1], http.StatusNotFound)
+	f.clk.Advance(25 * time.Hour)
+	failing.Store(true)
+	before := f.row(f.site.Paths()[0]).ContentHash
+	rep = f.run()
+	require.Equal(t, 2, rep.Failed[recrawl.StageContent])
+	require.Equal(t, before, f.row(f.site.Paths()[0]).ContentHash)
+	require.False(t, f.row(f.site.Paths()[1]).Gone)
+
+	failing.Store(false)
+	rep = f.run()
+	require.Equal(t, 1, rep.Changed)
+	require.Equal(t, 1, rep.Gone)
+	require.Equal(t, recrawl.OutcomeChanged, got[first].Outcome)
+	require.Equal(t, before, got[first].OldHash)
+	gone := got[f.site.PageURL(f.site.Paths()[1])]
+	require.Equal(t, recrawl.OutcomeGone, gone.Outcome)
+	require.Empty(t, gone.Markdown)
 }
