@@ -13,12 +13,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // Webhook defaults; the options override them.
@@ -370,22 +370,10 @@ func (w *webhookSink) attempt(ctx context.Context, id string, body []byte, sig s
 // retryAfter parses a Retry-After value (delay seconds or an HTTP date),
 // capped at the configured maximum; -1 when absent or unparseable.
 func (w *webhookSink) retryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
+	if d, ok := retry.After(v, w.cfg.clock.Now(), w.cfg.maxRetryAfter); ok {
+		return d
 	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return -1
-		}
-		d = time.Duration(min(secs, int64(w.cfg.maxRetryAfter/time.Second)+1)) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = max(t.Sub(w.cfg.clock.Now()), 0)
-	} else {
-		return -1
-	}
-	return min(d, w.cfg.maxRetryAfter)
+	return -1
 }
 
 // backoff is the wait after the given failed attempt (1-based) without

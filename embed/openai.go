@@ -12,11 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // Defaults of OpenAIConfig.
@@ -405,28 +405,14 @@ func retryableStatus(code int) bool {
 // at MaxRetryAfter. It returns 0 when the header is absent or invalid, so
 // the caller falls back to the backoff; a date in the past waits 1 ns.
 func (o *OpenAI) retryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
+	d, ok := retry.After(v, o.clock.Now(), o.cfg.MaxRetryAfter)
+	switch {
+	case !ok:
 		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		if secs > int64(o.cfg.MaxRetryAfter/time.Second) {
-			return o.cfg.MaxRetryAfter
-		}
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(o.clock.Now())
-	} else {
-		return 0
-	}
-	if d <= 0 {
+	case d == 0:
 		return time.Nanosecond // "retry now"
 	}
-	return min(d, o.cfg.MaxRetryAfter)
+	return d
 }
 
 // backoff is the wait before retry attempt+1 when the server named none.

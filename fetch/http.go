@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // Defaults of HTTP's zero fields.
@@ -111,13 +109,7 @@ func (h *HTTP) Fetch(ctx context.Context, req Request) (*Response, error) {
 }
 
 func (h *HTTP) backoff(n int) time.Duration {
-	base := orDefault(h.BaseBackoff, DefaultBaseBackoff)
-	ceil := orDefault(h.MaxBackoff, DefaultMaxBackoff)
-	d := ceil
-	if n < 32 && base<<n > 0 && base<<n < ceil {
-		d = base << n
-	}
-	return rand.N(d + 1) // full jitter
+	return retry.Backoff(n, orDefault(h.BaseBackoff, DefaultBaseBackoff), orDefault(h.MaxBackoff, DefaultMaxBackoff))
 }
 
 // retryable reports whether a later attempt may succeed: 429 and 5xx, and
@@ -222,25 +214,11 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 // drain reads a little of an unwanted body so the connection can be reused.
 func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }
 
-// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date
-// in any of the three forms http.ParseTime accepts. It returns -1 when the
-// value is absent or unusable; a date in the past is 0.
+// parseRetryAfter reads a Retry-After value (see retry.After); -1 when it
+// is absent or unusable.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return -1
-		}
-		if secs > int64(365*24*time.Hour/time.Second) {
-			secs = int64(365 * 24 * time.Hour / time.Second)
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+	if d, ok := retry.After(v, now, 0); ok {
+		return d
 	}
 	return -1
 }

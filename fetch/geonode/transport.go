@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // call is one API operation.
@@ -141,32 +140,14 @@ func (c *Client) do(ctx context.Context, k call) (*answer, int, error) {
 // backoff is the wait before attempt n+1 without Retry-After: a random
 // duration in [0, min(maxBackoff, baseBackoff·2ⁿ)] (full jitter).
 func (c *Client) backoff(n int) time.Duration {
-	ceil := c.cfg.maxBackoff
-	if n < 32 {
-		if d := c.cfg.baseBackoff << n; d > 0 && d < ceil {
-			ceil = d
-		}
-	}
-	return rand.N(ceil + 1)
+	return retry.Backoff(n, c.cfg.baseBackoff, c.cfg.maxBackoff)
 }
 
-// parseRetryAfter reads delay-seconds or an HTTP date. It returns -1 when
-// the value is absent or unusable; a date in the past is 0. (fetch has the
-// same helper unexported; this is a small local copy.)
+// parseRetryAfter reads a Retry-After value (see retry.After); -1 when it
+// is absent or unusable.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs < 0 {
-			return -1
-		}
-		const year = int64(365 * 24 * time.Hour / time.Second)
-		return time.Duration(min(secs, year)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+	if d, ok := retry.After(v, now, 0); ok {
+		return d
 	}
 	return -1
 }
