@@ -9,10 +9,14 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/embed"
+	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/internal/testsite"
+	"github.com/recrawl/recrawl/schedule"
 )
 
 // A host opens a state file, builds an engine once, and calls Run from its
@@ -65,4 +69,112 @@ func ExampleNew() {
 	// Output:
 	// State: required: open one with crawlstate.OpenSQLite
 	// Workers: must be >= 0 (0 means 4), got -2
+}
+
+// LimitsFromLookup reads the WEB_* caps from any source of variables;
+// LimitsFromEnv reads them from the environment.
+func ExampleLimitsFromLookup() {
+	env := map[string]string{"WEB_MAX_PAGES": "200", "WEB_REQUEST_DELAY_MS": "1000"}
+	l, err := recrawl.LimitsFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	fmt.Println(l.MaxPages, l.RequestDelay, l.RespectRobots, err)
+
+	env["WEB_MAX_DEPTH"] = "-1"
+	_, err = recrawl.LimitsFromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	fmt.Println(err)
+	// Output:
+	// 200 1s true <nil>
+	// recrawl: limits from environment: WEB_MAX_DEPTH="-1": must not be negative
+}
+
+// Check is the "test connection" of an entry point: robots.txt, the format
+// read from the document, and what it lists.
+func ExampleEngine_Check() {
+	site := testsite.New(testsite.Options{Pages: 12, SitemapSplit: 5})
+	defer site.Close()
+	dir, _ := os.MkdirTemp("", "recrawl-example-")
+	defer os.RemoveAll(dir)
+	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	defer state.Close()
+	eng, _ := recrawl.New(recrawl.Config{State: state})
+
+	for _, u := range []string{site.SitemapURL(), site.LLMsURL()} {
+		res, err := eng.Check(context.Background(), discover.Entry{URL: u})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.Format, res.Pages, res.RobotsAllowed)
+	}
+	// Output:
+	// sitemap 12 true
+	// llms.txt 12 true
+}
+
+// NextDue tells a host scheduler when to run a source again.
+func ExampleEngine_NextDue() {
+	clk := clock.NewAutoFake(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	site := testsite.New(testsite.Options{Pages: 5, Clock: clk})
+	defer site.Close()
+	dir, _ := os.MkdirTemp("", "recrawl-example-")
+	defer os.RemoveAll(dir)
+	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	defer state.Close()
+	eng, _ := recrawl.New(recrawl.Config{State: state, Clock: clk, Scheduler: schedule.DefaultHalving, Jitter: -1})
+	src := discover.Sitemap{URL: site.SitemapURL()}
+
+	next, _ := eng.NextDue(context.Background(), src)
+	fmt.Println("before the first run:", next.IsZero())
+	if _, err := eng.Run(context.Background(), src); err != nil {
+		fmt.Println(err)
+		return
+	}
+	next, _ = eng.NextDue(context.Background(), src)
+	fmt.Println("next run in:", next.Sub(clk.Now()).Round(time.Hour))
+	// Output:
+	// before the first run: true
+	// next run in: 24h0m0s
+}
+
+// With an embedder, an index and a sink, every committed change becomes an
+// alert; Explain returns the evidence behind it.
+func ExampleEngine_Explain() {
+	clk := clock.NewAutoFake(time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC))
+	site := testsite.New(testsite.Options{Pages: 3, Clock: clk})
+	defer site.Close()
+	dir, _ := os.MkdirTemp("", "recrawl-example-")
+	defer os.RemoveAll(dir)
+	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	defer state.Close()
+	emb, _ := embed.NewHashing(128)
+	var alerts []recrawl.Alert
+	eng, _ := recrawl.New(recrawl.Config{
+		State: state, Clock: clk,
+		Embedder: emb, Index: index.NewMemory(128),
+		Alerts: alert.Func(func(_ context.Context, a alert.Alert) error { alerts = append(alerts, a); return nil }),
+	})
+	src := discover.Sitemap{URL: site.SitemapURL()}
+	eng.Run(context.Background(), src) // first sightings: no alert (AlertOnNew is off)
+	site.Edit(site.Paths()[1])
+	clk.Advance(2 * 24 * time.Hour)
+	eng.Run(context.Background(), src)
+
+	a := alerts[0]
+	fmt.Println(len(alerts), a.Kind, a.URL == site.PageURL(site.Paths()[1]), a.ID == alert.ID(a.URL, a.OldHash, a.NewHash))
+	x, err := eng.Explain(context.Background(), a.ID)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var stages []string
+	for _, ev := range x.Events {
+		if ev.At.After(a.DetectedAt.Add(-time.Minute)) {
+			stages = append(stages, ev.Stage)
+		}
+	}
+	fmt.Println(stages)
+	fmt.Println(len(x.RecordIDs) == len(x.Chunks), x.Page.ContentHash == a.NewHash)
+	// Output:
+	// 1 changed true true
+	// [fetch extract chunk embed index index commit alert]
+	// true true
 }
