@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,56 +9,62 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/extract"
-	"github.com/recrawl/recrawl/fingerprint"
 )
 
-// manifestName is the file in the output directory that remembers which
-// file holds which page, and the content hash of what it holds.
+// manifestName is the file that marks a directory as the output of one
+// source (site), so a second site's run cannot mix its pages in.
 const manifestName = ".docsindex.json"
 
-const manifestVersion = 1
+// manifestVersion is the current manifest format. Version 1 also listed
+// every file with its hash; that list is no longer read, and a version 1
+// manifest is rewritten as version 2 on the first write.
+const manifestVersion = 2
 
-// manifest is the output directory's record of its files.
+// manifest is the output directory's marker.
 type manifest struct {
 	Version int    `json:"version"`
 	Source  string `json:"source"`
-	// Files maps a page's normalized URL to its file.
-	Files map[string]fileEntry `json:"files"`
 }
 
-// fileEntry is one written page.
-type fileEntry struct {
-	Path        string `json:"path"` // relative to the output directory, slash-separated (extract.DocPath)
-	Hash        string `json:"hash"` // the engine's content hash of the Markdown the file holds
-	ContentType string `json:"content_type"`
-}
+// markdownTypes are the content types whose documents the engine turns
+// into Markdown, one per file extension DocPath gives them (md, txt): the
+// only extensions a page's file can have.
+var markdownTypes = [...]string{"text/html", "text/plain"}
 
-// docs is the output directory: Markdown files and their manifest. Its
-// methods are safe for concurrent use.
+// docs is the output directory. Its hook is called by up to Workers
+// goroutines at once: writes share mu, removals (which may delete
+// directories a write is about to use) hold it alone.
 type docs struct {
-	dir         string
-	fingerprint fingerprint.Set // the engine's Config.Fingerprint
+	dir    string
+	source string
 
-	mu      sync.Mutex
-	man     manifest
-	dirty   bool // the manifest changed since it was read
-	written int
-	removed int
+	claimMu sync.Mutex
+	claimed bool // the manifest names source, at the current version
+
+	mu sync.RWMutex
+
+	written, removed atomic.Int64
+
+	errMu    sync.Mutex
+	firstErr error // the first failure of the hook, naming its page
 }
 
 // openDocs creates dir if needed and reads its manifest. A manifest of
 // another source is an error: one directory holds one site.
-func openDocs(dir, source string, fp fingerprint.Set) (*docs, error) {
+func openDocs(dir, source string) (*docs, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	d := &docs{dir: dir, fingerprint: fp, man: manifest{Version: manifestVersion, Source: source, Files: map[string]fileEntry{}}}
-	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
+	d := &docs{dir: dir, source: source}
+	path := filepath.Join(dir, manifestName)
+	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return d, nil
@@ -66,159 +73,222 @@ func openDocs(dir, source string, fp fingerprint.Set) (*docs, error) {
 	}
 	var m manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s is not a docsindex manifest (%v); remove it to rebuild the directory", filepath.Join(dir, manifestName), err)
+		return nil, fmt.Errorf("%s is not a docsindex manifest (%v); remove it to rebuild the directory", path, err)
 	}
-	if m.Version != manifestVersion {
-		return nil, fmt.Errorf("%s has version %d, want %d; remove it to rebuild the directory", filepath.Join(dir, manifestName), m.Version, manifestVersion)
+	if m.Version != 1 && m.Version != manifestVersion {
+		return nil, fmt.Errorf("%s has version %d, want %d; remove it to rebuild the directory", path, m.Version, manifestVersion)
+	}
+	if m.Source == "" {
+		return nil, fmt.Errorf("%s names no source; remove it to rebuild the directory", path)
 	}
 	if m.Source != source {
 		return nil, fmt.Errorf("%s holds the pages of %s, not %s: use another -out directory", dir, m.Source, source)
 	}
-	if m.Files == nil {
-		m.Files = map[string]fileEntry{}
-	}
-	for u, e := range m.Files {
-		// Removing a gone page's file must never reach outside dir.
-		if e.Path == "" || !filepath.IsLocal(filepath.FromSlash(e.Path)) {
-			return nil, fmt.Errorf("%s: the file of %s, %q, is not inside the directory; remove the manifest to rebuild the directory", filepath.Join(dir, manifestName), u, e.Path)
-		}
-	}
-	d.man = m
+	d.claimed = m.Version == manifestVersion
 	return d, nil
 }
 
-// save writes the manifest atomically, when it changed: a run that
-// wrote nothing does not claim an empty directory for its source.
-func (d *docs) save() error {
-	d.mu.Lock()
-	if !d.dirty {
-		d.mu.Unlock()
+// claim writes the manifest before the first file, so a run that writes
+// nothing (a wrong entry URL) does not claim the directory for its source.
+func (d *docs) claim() error {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	if d.claimed {
 		return nil
 	}
-	raw, err := json.MarshalIndent(d.man, "", "  ")
-	d.mu.Unlock()
+	raw, err := json.Marshal(manifest{Version: manifestVersion, Source: d.source})
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(d.dir, manifestName), append(raw, '\n'))
-}
-
-// entry returns the manifest entry of url.
-func (d *docs) entry(url string) (fileEntry, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.man.Files[url]
-	return e, ok
-}
-
-// urls lists the pages the manifest holds, sorted.
-func (d *docs) urls() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make([]string, 0, len(d.man.Files))
-	for u := range d.man.Files {
-		out = append(out, u)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// present reports whether e's file is on disk.
-func (d *docs) present(e fileEntry) bool {
-	_, err := os.Stat(filepath.Join(d.dir, filepath.FromSlash(e.Path)))
-	return err == nil
-}
-
-// errNotReproduced means the Markdown made from a captured or refetched
-// body does not have the content hash the engine committed, so it is not
-// the Markdown the engine fingerprinted, and is not written.
-var errNotReproduced = errors.New("the Markdown does not reproduce the engine's content hash")
-
-// put writes the Markdown of page url, made from body, when it reproduces
-// hash, the content hash the engine committed for the page. A page whose
-// file moved (its content type changed the extension) loses its old file.
-func (d *docs) put(url, hash, finalURL, contentType string, body []byte, maxBytes int64) error {
-	md, err := markdownOf(body, finalURL, contentType, maxBytes)
-	if err != nil {
+	if err := writeAtomic(filepath.Join(d.dir, manifestName), append(raw, '\n')); err != nil {
 		return err
 	}
-	if got := d.fingerprint.For(url).Of(md); got != hash {
-		return fmt.Errorf("%w (%.12s, committed %.12s)", errNotReproduced, got, hash)
-	}
-	rel := extract.DocPath(url, contentType)
-	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return fmt.Errorf("document path %q leaves the output directory", rel)
-	}
-	if err := writeAtomic(filepath.Join(d.dir, filepath.FromSlash(rel)), []byte(md)); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	old, had := d.man.Files[url]
-	d.man.Files[url] = fileEntry{Path: rel, Hash: hash, ContentType: contentType}
-	d.written++
-	d.dirty = true
-	d.mu.Unlock()
-	if had && old.Path != rel {
-		return d.unlink(old.Path)
-	}
+	d.claimed = true
 	return nil
 }
 
-// remove deletes the file of page url, if the manifest has one.
-func (d *docs) remove(url string) error {
-	d.mu.Lock()
-	e, ok := d.man.Files[url]
-	delete(d.man.Files, url)
-	if ok {
-		d.removed++
-		d.dirty = true
+// onContent is the engine's Config.OnContent: it writes the page's
+// Markdown to its file, or removes the file of a gone page. It runs before
+// the engine commits the page, so an error leaves the page due and the
+// next run hands it over again.
+func (d *docs) onContent(_ context.Context, c recrawl.Content) error {
+	var err error
+	if c.Outcome == recrawl.OutcomeGone {
+		err = d.remove(c.URL)
+	} else {
+		err = d.put(c.URL, c.ContentType, c.Markdown)
 	}
-	d.mu.Unlock()
-	if !ok {
-		return nil
+	if err != nil {
+		err = fmt.Errorf("%s: %w", c.URL, err)
+		d.errMu.Lock()
+		if d.firstErr == nil {
+			d.firstErr = err
+		}
+		d.errMu.Unlock()
 	}
-	return d.unlink(e.Path)
+	return err
 }
 
-// unlink removes a file and the directories it leaves empty, up to (not
-// including) the output directory.
-func (d *docs) unlink(rel string) error {
-	full := filepath.Join(d.dir, filepath.FromSlash(rel))
-	if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// failure returns the hook's first error, or nil.
+func (d *docs) failure() error {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	return d.firstErr
+}
+
+// docType is the content type a page's file is named by: a missing or
+// unparsable Content-Type is read as HTML by the engine, and so stored as
+// Markdown (.md), not as .bin.
+func docType(contentType string) string {
+	if mt, _, err := mime.ParseMediaType(contentType); err != nil || mt == "" {
+		return "text/html"
+	}
+	return contentType
+}
+
+// docPath is the file of page url (its normalized URL, the page's identity
+// in the state) for a response of contentType, relative and
+// slash-separated.
+func docPath(url, contentType string) string {
+	return extract.DocPath(url, docType(contentType))
+}
+
+// abs returns the path of rel inside the output directory, refusing one
+// that leaves it (DocPath never gives one; this is the last guard before
+// a write or a removal).
+func (d *docs) abs(rel string) (string, error) {
+	p := filepath.FromSlash(rel)
+	if !filepath.IsLocal(p) {
+		return "", fmt.Errorf("document path %q leaves the output directory", rel)
+	}
+	return filepath.Join(d.dir, p), nil
+}
+
+// put makes page url's file hold md. A file that already holds md is left
+// alone (its modification time says when the page last changed), and a
+// file of the page under the other extension (its content type changed) is
+// removed.
+func (d *docs) put(url, contentType, md string) error {
+	if err := d.claim(); err != nil {
 		return err
 	}
-	root := filepath.Clean(d.dir)
-	for dir := filepath.Dir(full); dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil { // not empty, or gone already
-			break
+	rel := docPath(url, contentType)
+	full, err := d.abs(rel)
+	if err != nil {
+		return err
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if !holds(full, md) {
+		if err := writeAtomic(full, []byte(md)); err != nil {
+			return err
+		}
+		d.written.Add(1)
+	}
+	for _, t := range markdownTypes {
+		if other := docPath(url, t); other != rel {
+			// Same directory as rel, which is not empty now: no directory
+			// is removed, so the shared lock is enough.
+			p, err := d.abs(other)
+			if err != nil {
+				return err
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// counts returns how many files this run wrote and removed, and how many
-// the directory holds.
-func (d *docs) counts() (written, removed, total int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.written, d.removed, len(d.man.Files)
+// holds reports whether the file at path holds exactly md.
+func holds(path, md string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(md)) {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && string(b) == md
 }
 
-// markdownOf turns a response body into Markdown as the engine's extract
-// stage does: HTML (or no content type) through extract with the response's
-// Content-Type and the WEB_MAX_BYTES cap, Markdown and plain text as they
-// are. The caller checks the result against the committed content hash, so
-// a divergence from the engine is caught, never written.
-func markdownOf(body []byte, pageURL, contentType string, maxBytes int64) (string, error) {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	switch mt {
-	case "text/markdown", "text/x-markdown", "text/plain":
-		return string(body), nil
-	case "", "text/html", "application/xhtml+xml":
-		doc, err := extract.FromHTMLWithOptions(body, pageURL, extract.Options{ContentType: contentType, MaxBytes: int(maxBytes)})
-		return doc.Markdown, err
+// remove deletes the file of page url, under whichever extension it has,
+// and the directories that leaves empty.
+func (d *docs) remove(url string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range markdownTypes {
+		full, err := d.abs(docPath(url, t))
+		if err != nil {
+			return err
+		}
+		err = os.Remove(full)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		}
+		d.removed.Add(1)
+		d.prune(filepath.Dir(full))
 	}
-	return "", fmt.Errorf("%w %q", recrawl.ErrUnsupportedType, contentType)
+	return nil
+}
+
+// prune removes dir and its parents while they are empty, up to (not
+// including) the output directory.
+func (d *docs) prune(dir string) {
+	root := filepath.Clean(d.dir)
+	for ; dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil { // not empty, or gone already
+			return
+		}
+	}
+}
+
+// present reports whether page url has a file, under either extension.
+func (d *docs) present(url string) bool {
+	for _, t := range markdownTypes {
+		full, err := d.abs(docPath(url, t))
+		if err != nil {
+			continue
+		}
+		if st, err := os.Stat(full); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// everything is a due-queue horizon that holds every row.
+var everything = time.Unix(1<<40, 0)
+
+// coverage counts the pages of source the state holds content for (not
+// gone, not aliases) and how many of them have a file. The engine hands a
+// page over only when it answers with a body, so a page that answers 304
+// keeps whatever file it has, or none (a new -out directory for an old
+// -db).
+func (d *docs) coverage(ctx context.Context, st crawlstate.State, source string) (pages, present int, err error) {
+	const pageSize = 500
+	var after crawlstate.Key
+	for {
+		rows, err := st.Due(ctx, source, everything, after, pageSize)
+		if err != nil {
+			return 0, 0, fmt.Errorf("listing pages: %w", err)
+		}
+		for _, r := range rows {
+			if r.ContentHash == "" || r.Gone || r.AliasOf != "" {
+				continue
+			}
+			pages++
+			if d.present(r.URL) {
+				present++
+			}
+		}
+		if len(rows) < pageSize {
+			return pages, present, nil
+		}
+		after = crawlstate.KeyOf(rows[len(rows)-1])
+	}
 }
 
 // writeAtomic replaces path with data through a temporary file in the same

@@ -84,26 +84,65 @@ func (h *harness) read(pagePath string) string {
 	return string(b)
 }
 
-// requireCommitted checks every file against the state: each holds Markdown
-// whose fingerprint is the content hash the engine committed for its page,
-// and every page with content has its file.
+// requireCommitted checks the directory against the state: every page with
+// content has one file, holding Markdown whose fingerprint (with the
+// engine's default rules) is the content hash the engine committed, and
+// there is no other file.
 func (h *harness) requireCommitted(source string) {
+	h.t.Helper()
 	st, err := crawlstate.OpenSQLite(h.db)
 	require.NoError(h.t, err)
 	defer st.Close()
 	rows, err := st.Due(context.Background(), source, everything, crawlstate.Key{}, 1000)
 	require.NoError(h.t, err)
-	withContent := 0
+	var want []string
 	for _, r := range rows {
-		if r.ContentHash == "" {
+		if r.ContentHash == "" || r.Gone {
 			continue
 		}
-		withContent++
-		b, err := os.ReadFile(filepath.Join(h.out, filepath.FromSlash(extract.DocPath(r.URL, "text/html"))))
-		require.NoError(h.t, err, r.URL)
-		require.Equal(h.t, r.ContentHash, fingerprint.Of(string(b)), "file of %s is not the committed version", r.URL)
+		rel := ""
+		for _, t := range markdownTypes {
+			if p := docPath(r.URL, t); fileExists(filepath.Join(h.out, filepath.FromSlash(p))) {
+				rel = p
+			}
+		}
+		require.NotEmpty(h.t, rel, "no file for %s", r.URL)
+		want = append(want, rel)
+		b, err := os.ReadFile(filepath.Join(h.out, filepath.FromSlash(rel)))
+		require.NoError(h.t, err)
+		require.Equal(h.t, r.ContentHash, fingerprint.Set{}.For(r.URL).Of(string(b)), "file of %s is not the committed version", r.URL)
 	}
-	require.Len(h.t, h.files(), withContent)
+	sort.Strings(want)
+	require.Equal(h.t, want, h.files())
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// row returns the state's row of page path.
+func (h *harness) row(source, pagePath string) crawlstate.Row {
+	h.t.Helper()
+	st, err := crawlstate.OpenSQLite(h.db)
+	require.NoError(h.t, err)
+	defer st.Close()
+	r, err := st.Get(context.Background(), source, h.site.PageURL(pagePath))
+	require.NoError(h.t, err)
+	return r
+}
+
+// age sets every file's modification time to old, so a rewrite shows.
+func (h *harness) age(old time.Time) {
+	for _, f := range h.files() {
+		require.NoError(h.t, os.Chtimes(filepath.Join(h.out, filepath.FromSlash(f)), old, old))
+	}
+}
+
+func (h *harness) modTime(pagePath string) time.Time {
+	st, err := os.Stat(h.path(pagePath))
+	require.NoError(h.t, err)
+	return st.ModTime()
 }
 
 func TestIncrementalRuns(t *testing.T) {
@@ -122,9 +161,7 @@ func TestIncrementalRuns(t *testing.T) {
 
 	// Age every file, so a rewrite shows in its modification time.
 	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, f := range h.files() {
-		require.NoError(t, os.Chtimes(filepath.Join(h.out, f), old, old))
-	}
+	h.age(old)
 	before := map[string]string{}
 	for _, p := range h.site.Paths() {
 		before[p] = h.read(p)
@@ -142,14 +179,10 @@ func TestIncrementalRuns(t *testing.T) {
 	_, err = os.Stat(h.path("/docs/page-0003"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the gone page's file is removed")
 	for _, p := range []string{"/docs/page-0001", "/docs/page-0004", "/docs/page-0005"} {
-		st, err := os.Stat(h.path(p))
-		require.NoError(t, err)
-		require.True(t, st.ModTime().Equal(old), "%s was rewritten although it did not change", p)
+		require.True(t, h.modTime(p).Equal(old), "%s was rewritten although it did not change", p)
 		require.Equal(t, before[p], h.read(p))
 	}
-	st, err := os.Stat(h.path("/docs/page-0002"))
-	require.NoError(t, err)
-	require.False(t, st.ModTime().Equal(old))
+	require.False(t, h.modTime("/docs/page-0002").Equal(old))
 	h.requireCommitted(sitemap)
 }
 
@@ -219,52 +252,10 @@ func TestOtherEntryFormats(t *testing.T) {
 			stdout, _, err := h.run(append([]string{"-entry", entry}, tc.args...)...)
 			require.NoError(t, err)
 			require.Contains(t, stdout, "new 6")
-			require.NotContains(t, stdout, "fetched again", "every body came from the engine's own fetch")
 			h.requireCommitted(entry)
 			require.Contains(t, h.read("/docs/page-0006"), "This is page 6, revision 1.")
 		})
 	}
-}
-
-func TestRepairsFilesBehindTheState(t *testing.T) {
-	// Without lastmod, an edit does not make a page due: the state keeps
-	// the old version until the page's next scheduled visit.
-	h := newHarness(t, testsite.Options{Pages: 4, NoLastMod: true})
-	sitemap := h.site.SitemapURL()
-	_, _, err := h.run("-entry", sitemap)
-	require.NoError(t, err)
-	require.Len(t, h.files(), 4)
-
-	// A lost file comes back; a page that changed since the engine last
-	// saw it cannot be reproduced, so its stale file is not kept.
-	require.NoError(t, os.Remove(h.path("/docs/page-0001")))
-	require.NoError(t, os.Remove(h.path("/docs/page-0004")))
-	h.site.Edit("/docs/page-0004")
-	h.site.ResetLog()
-	stdout, stderr, err := h.run("-entry", sitemap)
-	require.NoError(t, err)
-	require.Contains(t, stdout, "due 0")
-	require.Contains(t, stdout, "files behind the state: 1 fetched again and written, 1 left for the next change")
-	require.Contains(t, stderr, "/docs/page-0004: no file written: the Markdown does not reproduce the engine's content hash")
-	require.Contains(t, h.read("/docs/page-0001"), "This is page 1, revision 1.")
-	require.Len(t, h.files(), 3)
-	require.Equal(t, 2, len(h.site.PageRequests()), "one request per missing file")
-
-	// A new output directory is filled from the state alone.
-	h.out = filepath.Join(t.TempDir(), "fresh")
-	stdout, _, err = h.run("-entry", sitemap)
-	require.NoError(t, err)
-	require.Contains(t, stdout, "3 fetched again and written, 1 left for the next change")
-	require.Len(t, h.files(), 3)
-
-	// When the engine visits page 4 again it finds the change and writes it.
-	h.site.Edit("/docs/page-0004")
-	h.clk.Advance(48 * time.Hour)
-	stdout, _, err = h.run("-entry", sitemap)
-	require.NoError(t, err)
-	require.Contains(t, stdout, "changed 1")
-	require.Contains(t, h.read("/docs/page-0004"), "This is page 4, revision 3.")
-	h.requireCommitted(sitemap)
 }
 
 func TestBadInput(t *testing.T) {
@@ -330,16 +321,162 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, stdout.String(), "files: 20 written, 0 removed; 20 in the directory")
 }
 
-// The error of a failed write names the page; the run reports it.
-func TestUnwritableOutput(t *testing.T) {
+// A write that fails fails the page at the "content" stage before the
+// commit: the row keeps its old hash and stays due, and the next run
+// writes the file.
+func TestFailedWriteStaysDue(t *testing.T) {
+	h := newHarness(t, testsite.Options{Pages: 4})
+	sitemap := h.site.SitemapURL()
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	committed := h.row(sitemap, "/docs/page-0002").ContentHash
+
+	// A non-empty directory where page 2's file must go: the rename fails.
+	require.NoError(t, os.Remove(h.path("/docs/page-0002")))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.path("/docs/page-0002"), "in-the-way"), 0o755))
+	h.site.Edit("/docs/page-0002")
+	h.clk.Advance(48 * time.Hour)
+	stdout, _, err := h.run("-entry", sitemap, "-json")
+	require.ErrorContains(t, err, "the files of 1 pages could not be written or removed; those pages stay due")
+	require.ErrorContains(t, err, "first: "+h.site.PageURL("/docs/page-0002")+": writing ")
+	var rep recrawl.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Equal(t, 1, rep.Failed[recrawl.StageContent])
+	require.Equal(t, 0, rep.Changed)
+	require.Equal(t, 3, rep.Unchanged)
+	row := h.row(sitemap, "/docs/page-0002")
+	require.Equal(t, committed, row.ContentHash, "the state keeps the version whose file exists")
+	require.Equal(t, recrawl.StageContent, row.LastStage)
+	require.False(t, row.NextCheck.After(h.clk.Now()), "the page stays due")
+
+	require.NoError(t, os.RemoveAll(h.path("/docs/page-0002")))
+	stdout, _, err = h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Contains(t, stdout, "due 1,")
+	require.Contains(t, stdout, "new 0, changed 1, unchanged 0, gone 0, failed 0")
+	require.Contains(t, stdout, "files: 1 written, 0 removed; 4 in the directory")
+	require.Contains(t, h.read("/docs/page-0002"), "This is page 2, revision 2.")
+	h.requireCommitted(sitemap)
+}
+
+// A page that answers with a body every time (no validators) is handed
+// over as unchanged: its file is rewritten only when it is missing or
+// differs.
+func TestUnchangedBodyRestoresFile(t *testing.T) {
+	h := newHarness(t, testsite.Options{Pages: 4, NoETag: true, NoLastModified: true})
+	sitemap := h.site.SitemapURL()
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	want1 := h.read("/docs/page-0001")
+
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.age(old)
+	require.NoError(t, os.Remove(h.path("/docs/page-0001")))
+	require.NoError(t, os.WriteFile(h.path("/docs/page-0003"), []byte("edited by hand"), 0o644))
+	h.clk.Advance(48 * time.Hour)
+	stdout, stderr, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Empty(t, stderr)
+	require.Contains(t, stdout, "fetched 4 (0 not modified)")
+	require.Contains(t, stdout, "new 0, changed 0, unchanged 4")
+	require.Contains(t, stdout, "files: 2 written, 0 removed; 4 in the directory")
+	require.Equal(t, want1, h.read("/docs/page-0001"))
+	require.Contains(t, h.read("/docs/page-0003"), "This is page 3, revision 1.")
+	require.True(t, h.modTime("/docs/page-0002").Equal(old), "an identical file is not rewritten")
+	require.True(t, h.modTime("/docs/page-0004").Equal(old))
+	h.requireCommitted(sitemap)
+}
+
+// A volatile block (a timestamp, a token) does not change the fingerprint,
+// so the page stays unchanged, but its file takes the Markdown of the
+// latest fetch, which has the committed hash.
+func TestVolatileBlock(t *testing.T) {
+	h := newHarness(t, testsite.Options{Pages: 2, NoETag: true, NoLastModified: true, Volatile: true})
+	sitemap := h.site.SitemapURL()
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	first := h.read("/docs/page-0001")
+	require.Contains(t, first, "Rendered at ")
+
+	h.clk.Advance(48 * time.Hour)
+	stdout, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Contains(t, stdout, "new 0, changed 0, unchanged 2")
+	require.Contains(t, stdout, "files: 2 written")
+	require.NotEqual(t, first, h.read("/docs/page-0001"))
+	h.requireCommitted(sitemap)
+}
+
+// A new -out directory for an existing -db gets no files for pages that
+// answer 304: the run says how many are missing and how to rebuild.
+func TestNewOutputDirectoryWarns(t *testing.T) {
+	h := newHarness(t, testsite.Options{Pages: 5})
+	sitemap := h.site.SitemapURL()
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+
+	h.out = filepath.Join(t.TempDir(), "fresh")
+	h.clk.Advance(48 * time.Hour)
+	h.site.Edit("/docs/page-0005")
+	h.site.ResetLog()
+	stdout, stderr, err := h.run("-entry", sitemap)
+	require.NoError(t, err, "missing files are a warning: nothing failed")
+	require.Contains(t, stdout, "not modified)")
+	require.Contains(t, stdout, "changed 1, unchanged 4")
+	require.Contains(t, stdout, "files: 1 written, 0 removed; 1 in the directory")
+	require.Equal(t, "docsindex: warning: 4 of 5 pages in the state have no file in "+h.out+
+		": a page is handed over only when it is fetched with a body, not when it answers 304 Not Modified, so these stay missing until they change (delete "+h.db+" to rebuild everything)\n", stderr)
+	require.Equal(t, []string{strings.TrimPrefix(h.path("/docs/page-0005"), h.out+string(filepath.Separator))}, h.files())
+	require.Len(t, h.site.PageRequests(), 5, "nothing is fetched a second time")
+
+	// Deleting the state rebuilds everything.
+	require.NoError(t, os.Remove(h.db))
+	stdout, stderr, err = h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Empty(t, stderr)
+	require.Contains(t, stdout, "new 5")
+	require.Contains(t, stdout, "files: 4 written, 0 removed; 5 in the directory")
+	h.requireCommitted(sitemap)
+}
+
+// A page's file is named by its content type; when that changes, the old
+// file goes. A gone page's file goes with the directories it leaves empty.
+func TestContentTypeAndRemoval(t *testing.T) {
 	h := newHarness(t, testsite.Options{Pages: 2})
-	require.NoError(t, os.MkdirAll(h.out, 0o755))
-	// A file where the host directory must go.
-	host := strings.SplitN(extract.DocPath(h.site.PageURL("/docs/page-0001"), "text/html"), "/", 2)[0]
-	require.NoError(t, os.WriteFile(filepath.Join(h.out, host), []byte("in the way"), 0o644))
-	_, _, err := h.run("-entry", h.site.SitemapURL())
-	require.ErrorContains(t, err, "2 files could not be written; first: http://")
-	require.ErrorContains(t, err, "not a directory")
+	sitemap := h.site.SitemapURL()
+	url := h.site.AddRaw("/notes/changelog", "text/plain; charset=utf-8", []byte("v1: first release\n"))
+	txt := filepath.Join(h.out, filepath.FromSlash(extract.DocPath(url, "text/plain")))
+	md := filepath.Join(h.out, filepath.FromSlash(extract.DocPath(url, "text/markdown")))
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	b, err := os.ReadFile(txt)
+	require.NoError(t, err)
+	require.Equal(t, "v1: first release\n", string(b))
+	h.requireCommitted(sitemap)
+
+	h.site.Update("/notes/changelog", func(p *testsite.Page) {
+		p.ContentType, p.Raw = "text/markdown", []byte("# Changelog\n\n- v2: second release\n")
+		p.Version++
+	})
+	h.clk.Advance(48 * time.Hour)
+	stdout, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Contains(t, stdout, "changed 1")
+	require.NoFileExists(t, txt)
+	b, err = os.ReadFile(md)
+	require.NoError(t, err)
+	require.Equal(t, "# Changelog\n\n- v2: second release\n", string(b))
+	h.requireCommitted(sitemap)
+
+	h.site.Delete("/notes/changelog", http.StatusGone)
+	h.clk.Advance(48 * time.Hour)
+	stdout, _, err = h.run("-entry", sitemap)
+	require.NoError(t, err)
+	require.Contains(t, stdout, "gone 1")
+	require.Contains(t, stdout, "files: 0 written, 1 removed; 2 in the directory")
+	require.NoDirExists(t, filepath.Dir(md), "the emptied directory is removed")
+	require.DirExists(t, filepath.Dir(h.path("/docs/page-0001")))
+	h.requireCommitted(sitemap)
 }
 
 func TestBadManifest(t *testing.T) {
@@ -347,38 +484,69 @@ func TestBadManifest(t *testing.T) {
 		name, manifest, want string
 	}{
 		{"not JSON", "{files:", "is not a docsindex manifest"},
-		{"other version", `{"version": 7, "source": "S", "files": {}}`, "has version 7, want 1"},
-		{"path outside", `{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "../../victim.md", "hash": "h"}}}`, `"../../victim.md", is not inside the directory`},
-		{"absolute path", `{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "/etc/victim.md", "hash": "h"}}}`, "is not inside the directory"},
+		{"other version", `{"version": 7, "source": "S"}`, "has version 7, want 2"},
+		{"no source", `{"version": 2}`, "names no source"},
+		{"other source", `{"version": 2, "source": "T"}`, "holds the pages of T, not S: use another -out directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), []byte(tc.manifest), 0o644))
-			_, err := openDocs(dir, "S", fingerprint.Set{})
+			_, err := openDocs(dir, "S")
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
 }
 
+// A version 1 manifest (which also listed the files) is accepted and
+// rewritten as version 2 by the first write; its file list is not used.
+func TestManifestVersion1(t *testing.T) {
+	h := newHarness(t, testsite.Options{Pages: 2})
+	sitemap := h.site.SitemapURL()
+	require.NoError(t, os.MkdirAll(h.out, 0o755))
+	v1 := `{"version": 1, "source": "` + sitemap + `", "files": {"http://a.example/x": {"path": "../../victim.md", "hash": "h"}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(h.out, manifestName), []byte(v1), 0o644))
+	_, _, err := h.run("-entry", sitemap)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(h.out, manifestName))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"version": 2, "source": "`+sitemap+`"}`, string(raw))
+	h.requireCommitted(sitemap)
+}
+
 // FuzzManifest: any manifest file is read without a panic, and one that is
-// accepted never names a file outside the output directory.
+// accepted names the expected source at a known version.
 func FuzzManifest(f *testing.F) {
-	f.Add([]byte(`{"version": 1, "source": "S", "files": {"http://a.example/x": {"path": "a.example/x.md", "hash": "h"}}}`))
+	f.Add([]byte(`{"version": 2, "source": "S"}`))
 	f.Add([]byte(`{"version": 1, "source": "S", "files": {"u": {"path": "..\\..\\x"}}}`))
-	f.Add([]byte(`{"version": 1, "source": "S"}`))
+	f.Add([]byte(`{"version": 2, "source": "S\u0000"}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), raw, 0o644))
-		d, err := openDocs(dir, "S", fingerprint.Set{})
+		d, err := openDocs(dir, "S")
 		if err != nil {
 			return
 		}
-		for _, u := range d.urls() {
-			e, _ := d.entry(u)
-			full, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(e.Path)))
-			require.NoError(t, err)
-			require.True(t, strings.HasPrefix(full, dir+string(filepath.Separator)), "%q escapes %s", e.Path, dir)
-		}
+		var m manifest
+		require.NoError(t, json.Unmarshal(raw, &m))
+		require.Equal(t, "S", m.Source)
+		require.Contains(t, []int{1, manifestVersion}, m.Version)
+		require.Equal(t, m.Version == manifestVersion, d.claimed)
 	})
+}
+
+// The engine reads a response without a usable Content-Type as HTML, so
+// its file is Markdown (.md), not .bin.
+func TestDocPath(t *testing.T) {
+	for _, tc := range []struct{ contentType, want string }{
+		{"text/html; charset=utf-8", "docs.example.com/guide/intro.md"},
+		{"", "docs.example.com/guide/intro.md"},
+		{"text/html; charset", "docs.example.com/guide/intro.md"},
+		{"text/markdown", "docs.example.com/guide/intro.md"},
+		{"text/plain", "docs.example.com/guide/intro.txt"},
+	} {
+		t.Run(tc.contentType, func(t *testing.T) {
+			require.Equal(t, tc.want, docPath("https://docs.example.com/guide/intro", tc.contentType))
+		})
+	}
 }
