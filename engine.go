@@ -421,26 +421,22 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 		return e.cfg.Scheduler, nil
 	}
 	var inputs []schedule.PlanInput
-	var after crawlstate.Key
 	everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
 	var cadence time.Duration                                 // the shortest interval between two fetches of a page
-	for {
-		rows, err := e.cfg.State.Due(ctx, source, everything, after, e.cfg.BatchSize)
-		if err != nil {
-			return nil, fmt.Errorf("recrawl: planning %s: %w", source, err)
-		}
-		for _, row := range rows {
-			inputs = append(inputs, opt.Input(pageOf(row)))
-			for _, c := range row.Stats.Recent {
-				if c.Elapsed > 0 && (cadence == 0 || c.Elapsed < cadence) {
-					cadence = c.Elapsed
-				}
+	err := e.eachDue(ctx, source, everything, func(row crawlstate.Row) bool {
+		inputs = append(inputs, opt.Input(pageOf(row)))
+		for _, c := range row.Stats.Recent {
+			if c.Elapsed > 0 && (cadence == 0 || c.Elapsed < cadence) {
+				cadence = c.Elapsed
 			}
 		}
-		if len(rows) < e.cfg.BatchSize {
-			break
-		}
-		after = crawlstate.KeyOf(rows[len(rows)-1])
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recrawl: planning: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if len(inputs) == 0 {
 		return opt, nil

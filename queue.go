@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/fetch"
@@ -114,20 +115,21 @@ func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row
 	}
 }
 
-// dispatchInOrder pages through the due queue in (NextCheck, URL) order.
-func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
-	e := r.e
+// eachDue pages through source's rows due at now in (NextCheck, URL) order
+// and calls fn for each until it returns false. An error of a cancelled
+// context is not reported: the caller checks ctx.
+func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn func(crawlstate.Row) bool) error {
 	var after crawlstate.Key
 	for {
-		rows, err := e.cfg.State.Due(ctx, r.source, r.start, after, e.cfg.BatchSize)
+		rows, err := e.cfg.State.Due(ctx, source, now, after, e.cfg.BatchSize)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("recrawl: reading the due queue: %w", err)
+			return fmt.Errorf("recrawl: reading the due queue of %s: %w", source, err)
 		}
 		for _, row := range rows {
-			if !dispatch(row) {
+			if !fn(row) {
 				return nil
 			}
 		}
@@ -138,6 +140,11 @@ func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row)
 	}
 }
 
+// dispatchInOrder dispatches the due queue in (NextCheck, URL) order.
+func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
+	return r.e.eachDue(ctx, r.source, r.start, dispatch)
+}
+
 // dispatchByGain dispatches the Budget rows with the highest expected
 // freshness gain (schedule.Gain: the probability that the page changed
 // since its last fetch, times its weight). Only Budget rows are held in
@@ -145,31 +152,21 @@ func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row)
 func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
 	e := r.e
 	best := &gainHeap{}
-	var after crawlstate.Key
-	for {
-		rows, err := e.cfg.State.Due(ctx, r.source, r.start, after, e.cfg.BatchSize)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("recrawl: reading the due queue: %w", err)
+	err := e.eachDue(ctx, r.source, r.start, func(row crawlstate.Row) bool {
+		g := schedule.Gain(pageOf(row), r.start)
+		if row.ContentHash == "" {
+			g = 2 // never fetched: nothing is known, fetch first
 		}
-		for _, row := range rows {
-			g := schedule.Gain(pageOf(row), r.start)
-			if row.ContentHash == "" {
-				g = 2 // never fetched: nothing is known, fetch first
-			}
-			if best.Len() < e.cfg.Budget {
-				heap.Push(best, gainRow{row, g})
-			} else if g > (*best)[0].gain {
-				(*best)[0] = gainRow{row, g}
-				heap.Fix(best, 0)
-			}
+		if best.Len() < e.cfg.Budget {
+			heap.Push(best, gainRow{row, g})
+		} else if g > (*best)[0].gain {
+			(*best)[0] = gainRow{row, g}
+			heap.Fix(best, 0)
 		}
-		if len(rows) < e.cfg.BatchSize {
-			break
-		}
-		after = crawlstate.KeyOf(rows[len(rows)-1])
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	picked := make([]gainRow, best.Len())
 	for i := len(picked) - 1; i >= 0; i-- {
