@@ -30,6 +30,9 @@ const (
 	DefaultJitter          = 0.1
 	DefaultStageAttempts   = 3
 	DefaultDeadLetterAfter = 3
+	// DefaultOptimalCadence is the run interval from which the default
+	// scheduler falls back to the baseline (see Config.Scheduler).
+	DefaultOptimalCadence = 18 * time.Hour
 )
 
 // SitemapTrust says how far a sitemap's lastmod is believed.
@@ -96,11 +99,14 @@ type Config struct {
 	// them from the environment with LimitsFromEnv).
 	Limits *Limits
 
-	// Scheduler chooses revisit intervals. The default is schedule.Optimal{}
-	// re-planned at the start of every run with the budget the Halving
-	// baseline would spend on the same pages (schedule.BaselineBudget):
-	// in the simulator (schedule/sim) it is fresher than the baseline at
-	// the same fetch count. Set schedule.DefaultHalving for the baseline.
+	// Scheduler chooses revisit intervals. The default (nil) is
+	// schedule.Optimal{} re-planned at the start of every run with the
+	// budget the Halving baseline would spend on the same pages
+	// (Optimal.BaselineBudget): in the simulator (schedule/sim) it is
+	// fresher than the baseline at the same fetch count. A source whose
+	// pages are fetched no more often than every DefaultOptimalCadence (a
+	// daily cron job) cannot follow a plan; for it the default is
+	// schedule.DefaultHalving. Set a Scheduler to choose for yourself.
 	Scheduler schedule.Scheduler
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages
@@ -305,9 +311,6 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Scheduler == nil {
-		c.Scheduler = schedule.Optimal{}
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}

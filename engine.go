@@ -243,6 +243,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return r.finish(), err
 	}
 	r.sched = sched
+	r.rep.Scheduler = schedulerName(sched)
 	// Alerts a crash or a failing sink left undelivered go out first.
 	if err := r.deliverPending(ctx); err != nil {
 		return r.finish(), err
@@ -413,6 +414,7 @@ func (e *Engine) NextDue(ctx context.Context, src discover.Source) (time.Time, e
 func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, error) {
 	var opt schedule.Optimal
 	switch s := e.cfg.Scheduler.(type) {
+	case nil: // the default: Optimal{}, or the baseline for sources run daily or less often
 	case schedule.Optimal:
 		opt = s
 	case *schedule.Optimal:
@@ -441,6 +443,12 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 	if len(inputs) == 0 {
 		return opt, nil
 	}
+	if e.cfg.Scheduler == nil && cadence >= DefaultOptimalCadence {
+		// A source run daily (a cron job) cannot follow a plan: the
+		// baseline, which reacts to what each fetch finds, does better
+		// there (see the README's simulator notes).
+		return schedule.DefaultHalving, nil
+	}
 	// The host runs the source no more often than it has: no page can be
 	// fetched more often than that, whatever the plan says.
 	if opt.Min == 0 && cadence > schedule.DefaultMinInterval {
@@ -452,4 +460,19 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 	}
 	opt.Multiplier = opt.Plan(inputs).Multiplier
 	return opt, nil
+}
+
+// schedulerName names a scheduler in the report.
+func schedulerName(s schedule.Scheduler) string {
+	switch s.(type) {
+	case schedule.Optimal, *schedule.Optimal:
+		return "optimal"
+	case schedule.Halving, *schedule.Halving:
+		return "halving"
+	case schedule.Nutch, *schedule.Nutch:
+		return "nutch"
+	case schedule.Uniform, *schedule.Uniform:
+		return "uniform"
+	}
+	return fmt.Sprintf("%T", s)
 }

@@ -405,41 +405,63 @@ func TestScriptRenderedPageFailsAtExtract(t *testing.T) {
 	require.Contains(t, row.LastError, "extract: ")
 }
 
-// The default scheduler plans every run with the baseline's budget: a new
-// site is revisited about as often as the baseline would, static pages
-// drift out towards the 30-day cap, and a page that changes at every visit
-// is kept close.
-func TestDefaultSchedulerIsOptimal(t *testing.T) {
-	clk := clock.NewAutoFake(start)
-	site := testsite.New(testsite.Options{Pages: 12, Clock: clk})
-	t.Cleanup(site.Close)
-	st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Limits: limits(func(*recrawl.Limits) {})})
-	src := discover.Sitemap{URL: site.SitemapURL()}
-	hot := site.Paths()[0]
-	var fetchedHot, fetchedCold int
-	for day := 0; day < 60; day++ {
-		site.Edit(hot)
-		site.ResetLog()
-		_, err := eng.Run(context.Background(), src)
-		require.NoError(t, err)
-		for _, r := range site.PageRequests() {
-			if r.Path == hot {
-				fetchedHot++
-			} else if r.Path == site.Paths()[5] {
-				fetchedCold++
+// The default scheduler plans every run with the baseline's budget when the
+// host runs the source often, and falls back to the baseline for a source
+// run daily: either way the changing page gets the visits and a static page
+// drifts out.
+func TestDefaultScheduler(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		every   time.Duration
+		runs    int
+		optimal bool
+	}{
+		{"runs every two hours follow the plan", 2 * time.Hour, 240, true},
+		{"a daily cron job gets the baseline", 24 * time.Hour, 60, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewAutoFake(start)
+			site := testsite.New(testsite.Options{Pages: 12, Clock: clk})
+			t.Cleanup(site.Close)
+			st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+			require.NoError(t, err)
+			t.Cleanup(func() { st.Close() })
+			eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Limits: limits(func(*recrawl.Limits) {})})
+			src := discover.Sitemap{URL: site.SitemapURL()}
+			hot, cold := site.Paths()[0], site.Paths()[5]
+			var fetchedHot, fetchedCold int
+			var last *recrawl.Report
+			for run := 0; run < tc.runs; run++ {
+				if run%int(24*time.Hour/tc.every) == 0 {
+					site.Edit(hot) // changes daily
+				}
+				site.ResetLog()
+				rep, err := eng.Run(context.Background(), src)
+				require.NoError(t, err)
+				last = rep
+				for _, r := range site.PageRequests() {
+					switch r.Path {
+					case hot:
+						fetchedHot++
+					case cold:
+						fetchedCold++
+					}
+				}
+				clk.Advance(tc.every)
 			}
-		}
-		clk.Advance(24 * time.Hour)
+			hotRow, err := st.Get(context.Background(), src.Name(), site.PageURL(hot))
+			require.NoError(t, err)
+			coldRow, err := st.Get(context.Background(), src.Name(), site.PageURL(cold))
+			require.NoError(t, err)
+			require.Greater(t, hotRow.Stats.ChangeRate, coldRow.Stats.ChangeRate, "rates are estimated from the observations")
+			require.Greater(t, fetchedHot, 2*fetchedCold, "the changing page gets the visits")
+			require.Less(t, fetchedCold, 15, "a static page is not fetched every day")
+			require.Greater(t, coldRow.Interval, 2*24*time.Hour)
+			want := "halving"
+			if tc.optimal {
+				want = "optimal"
+			}
+			require.Equal(t, want, last.Scheduler)
+		})
 	}
-	hotRow, err := st.Get(context.Background(), src.Name(), site.PageURL(hot))
-	require.NoError(t, err)
-	coldRow, err := st.Get(context.Background(), src.Name(), site.PageURL(site.Paths()[5]))
-	require.NoError(t, err)
-	require.Greater(t, hotRow.Stats.ChangeRate, coldRow.Stats.ChangeRate, "rates are estimated from the observations")
-	require.Greater(t, fetchedHot, 3*fetchedCold, "the changing page gets the visits")
-	require.Less(t, fetchedCold, 15, "a static page is not fetched every day")
-	require.Greater(t, coldRow.Interval, 7*24*time.Hour)
 }

@@ -132,6 +132,10 @@ type Report struct {
 	// request per live page of the source.
 	FullRecrawlRequests int `json:"full_recrawl_requests"`
 
+	// Scheduler names the policy that scheduled this run's revisits
+	// ("optimal", "halving", or the type of a custom Scheduler).
+	Scheduler string `json:"scheduler"`
+
 	// StoppedBy names the cap that ended the run early, if any.
 	StoppedBy string `json:"stopped_by,omitempty"`
 }

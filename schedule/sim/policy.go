@@ -117,6 +117,20 @@ func (o *optimal) Name() string {
 func (o *optimal) Plan(_ time.Time, budget schedule.Rate, pages []Known) {
 	o.o.Budget = budget
 	o.inputs = o.inputs[:0]
+	// As the engine does: no page can be fetched more often than the
+	// crawler runs, so the shortest interval seen between two fetches of a
+	// page bounds every interval of the plan.
+	var cadence time.Duration
+	for _, k := range pages {
+		for _, c := range k.Page().Recent {
+			if c.Elapsed > 0 && (cadence == 0 || c.Elapsed < cadence) {
+				cadence = c.Elapsed
+			}
+		}
+	}
+	if cadence > schedule.DefaultMinInterval {
+		o.o.Min = min(cadence*9/10, schedule.DefaultMaxInterval/2)
+	}
 	for _, k := range pages {
 		if o.oracle {
 			o.inputs = append(o.inputs, schedule.PlanInput{ChangeRate: k.TrueRate(), Weight: k.Page().Weight})
