@@ -70,7 +70,7 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	resp, ferr := crawledResponse(page)
 	r.stage(StageFetch, 0)
 	r.countRequests(resp, ferr)
-	links := r.handle(ctx, row, resp, ferr)
+	links := r.handle(ctx, row, resp, ferr, true)
 	r.refreshLock(ctx)
 	if r.stopped.Load() && r.fatalErr() != nil {
 		return nil, r.fatalErr()

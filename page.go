@@ -30,7 +30,7 @@ func (r *run) process(ctx context.Context, row crawlstate.Row) {
 	r.stage(StageFetch, 0)
 	resp, err := r.e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
 	r.countRequests(resp, err)
-	r.handle(ctx, row, resp, err)
+	r.handle(ctx, row, resp, err, false)
 	r.refreshLock(ctx)
 }
 
@@ -63,10 +63,11 @@ func (r *run) admitRow(ctx context.Context, row crawlstate.Row) bool {
 }
 
 // handle turns a fetch result into the row's outcome: it extracts,
-// fingerprints, runs the index pipeline, commits and alerts. It returns the
-// page's outgoing links (from the body of a 200, the stored ones for a
-// 304), for crawls.
-func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Response, ferr error) []string {
+// fingerprints, runs the index pipeline, commits and alerts. For a crawled
+// page (crawl set) it stores the page's outgoing links and returns them
+// (from the body of a 200, the stored ones for a 304), so the crawl can go
+// on; other sources neither store nor read links.
+func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Response, ferr error, crawl bool) []string {
 	e := r.e
 	if ferr != nil {
 		r.stage(StageFetch, -1)
@@ -94,7 +95,7 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 	r.mu.Lock()
 	r.rep.Billed += resp.Billed
 	r.mu.Unlock()
-	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now()}
+	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now(), crawl: crawl}
 	p.event(StageFetch, true, "", "HTTP "+strconv.Itoa(resp.Status))
 	switch {
 	case resp.Gone():
@@ -102,6 +103,9 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		return nil
 	case resp.NotModified():
 		p.notModified(ctx)
+		if !crawl {
+			return nil
+		}
 		links, _ := e.cfg.State.Links(ctx, r.source, row.URL)
 		return links
 	default:
@@ -117,6 +121,7 @@ type pageRun struct {
 	now      time.Time
 	events   []crawlstate.StageEvent
 	markdown string // the extracted content, for OnContent
+	crawl    bool   // a crawl's page: its links are stored for the next run
 }
 
 func (p *pageRun) event(stage string, ok bool, errMsg, detail string) {
@@ -215,7 +220,10 @@ func (p *pageRun) body(ctx context.Context) []string {
 
 	res := crawlstate.Result{
 		URL: p.row.URL, At: p.now, ETag: p.resp.ETag, LastModified: p.resp.LastModified,
-		Title: doc.Title, Canonical: doc.Canonical, Links: nonNil(doc.Links),
+		Title: doc.Title, Canonical: doc.Canonical,
+	}
+	if p.crawl {
+		res.Links = nonNil(doc.Links) // a 304 next run continues the crawl from them
 	}
 	if alias := p.aliasOf(doc.Canonical); alias != "" {
 		p.alias(ctx, &res, alias)

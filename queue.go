@@ -241,7 +241,7 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 		got[i] = true
 		r.stage(StageFetch, 0)
 		r.countRequests(resp, ferr)
-		r.handle(ctx, admitted[i], resp, ferr)
+		r.handle(ctx, admitted[i], resp, ferr, false)
 		r.refreshLock(ctx)
 	})
 	if ctx.Err() != nil {
