@@ -29,6 +29,7 @@ var migrations = []migration{
 	{version: 1, name: "pages and run locks", sql: schemaV1},
 	{version: 2, name: "page details and change statistics", sql: schemaV2},
 	{version: 3, name: "links, chunks, vectors, alerts, documents and stage events", sql: schemaV3},
+	{version: 4, name: "rows excluded from the due queue (not documents)", sql: schemaV4},
 }
 
 // schemaV1 holds per-URL state and the per-source run locks.
@@ -193,6 +194,15 @@ CREATE TABLE events (
 );
 -- Events of a page from a time on: (at, rowid) order straight from the index.
 CREATE INDEX events_page ON events (source, url, at);
+`
+
+// schemaV4 adds Row.Excluded: the reason a URL is not a page (it answered
+// with an image, an archive, a notebook...) and stays out of the due
+// queue. An excluded row's next_check is the largest instant, so the due
+// queries keep reading pages_due alone; a moved sitemap lastmod clears the
+// exclusion (UpsertDiscovered's bump). Existing rows read as pages.
+const schemaV4 = `
+ALTER TABLE pages ADD COLUMN excluded TEXT NOT NULL DEFAULT '';
 `
 
 // SchemaVersionError is returned by OpenSQLite for a database written by a

@@ -222,7 +222,7 @@ const rowColumns = `source, url, original_url, first_seen, last_seen, last_fetch
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
-	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight`
+	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -239,7 +239,7 @@ func scanRow(rows *sql.Rows) (Row, error) {
 		&next, &interval, &r.ContentHash, &r.ETag, &r.LastModified, &lmod,
 		&r.MissingRuns, &r.Gone, &r.Visits, &r.Changes, &r.Failures, &r.LastError,
 		&r.LastStage, &lastFailure, &r.Title, &r.Canonical, &r.AliasOf, &r.ListedIn,
-		&lastChanged, &elapsed, &recent, &originModified, &r.Stats.ChangeRate, &r.Stats.Weight)
+		&lastChanged, &elapsed, &recent, &originModified, &r.Stats.ChangeRate, &r.Stats.Weight, &r.Excluded)
 	if err != nil {
 		return Row{}, err
 	}
@@ -357,7 +357,7 @@ WHERE source = :source AND url IN (SELECT url FROM discovered WHERE lastmod_move
 UPDATE pages SET listed_in = (SELECT via FROM discovered AS d WHERE d.url = pages.url)
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE via_moved)`},
 	{"bump", `
-UPDATE pages SET next_check = :zero
+UPDATE pages SET next_check = :zero, excluded = ''
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'bumped')`},
 	{"revive", `
 UPDATE pages SET
@@ -532,7 +532,7 @@ WHERE source = :source AND gone = 1 AND last_seen < :run_start AND missing_runs 
 const confirmMissingSQL = `
 UPDATE pages SET next_check = :now
 WHERE source = :source AND gone = 0 AND last_seen < :run_start
-	AND missing_runs % :threshold = 0 AND next_check > :now`
+	AND missing_runs % :threshold = 0 AND next_check > :now AND excluded = ''`
 
 // MarkMissing implements State in one transaction of three UPDATEs.
 func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
@@ -632,7 +632,7 @@ func (s *SQLite) CountDue(ctx context.Context, source string, now time.Time) (in
 func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, error) {
 	var next sql.NullInt64
 	err := s.r.QueryRowContext(ctx,
-		`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0`, source).Scan(&next)
+		`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0 AND next_check < 9223372036854775807`, source).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("crawlstate: next due: %w", err)
 	}
@@ -689,7 +689,20 @@ UPDATE pages SET
 	recent          = iif(:stats, :recent, recent),
 	origin_modified = iif(:stats, :origin_modified, origin_modified),
 	change_rate     = iif(:stats, :change_rate, change_rate),
-	weight          = iif(:stats, :weight, weight)
+	weight          = iif(:stats, :weight, weight),
+	excluded        = ''
+WHERE source = :source AND url = :url`
+
+// excludeSQL records an answer that is not a page (Result.Excluded): the
+// row leaves the due queue for good (its next check is the largest
+// instant, which no due query reaches) and keeps everything else.
+const excludeSQL = `
+UPDATE pages SET
+	last_fetched = :at,
+	failures     = 0,
+	gone         = 0,
+	next_check   = 9223372036854775807,
+	excluded     = :excluded
 WHERE source = :source AND url = :url`
 
 // The statements of the parts of a result beside the row.
@@ -771,6 +784,19 @@ func checkResult(source string, r *Result) error {
 
 // recordOne writes one result: the row, then its links, chunks and alert.
 func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error {
+	if r.Excluded != "" {
+		res, err := ps.exec(ctx, excludeSQL, sql.Named("source", source), sql.Named("url", r.URL),
+			sql.Named("at", encTime(r.At)), sql.Named("excluded", r.Excluded))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, ErrNotFound)
+		}
+		return nil
+	}
 	var st Stats
 	if r.Stats != nil {
 		st = *r.Stats
@@ -854,7 +880,7 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error 
 // (Tx.StmtContext) instead of preparing them again, which for a Record of
 // one result costs more than the update itself.
 var preparedQueries = []string{
-	recordSQL, putLinksSQL, deleteLinksSQL, deleteChunksSQL, insertChunkSQL, insertAlertSQL,
+	recordSQL, excludeSQL, putLinksSQL, deleteLinksSQL, deleteChunksSQL, insertChunkSQL, insertAlertSQL,
 	recordFailureSQL, putVectorSQL, insertEventSQL,
 }
 

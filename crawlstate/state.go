@@ -52,6 +52,11 @@ type Row struct {
 	Canonical string // the rel=canonical the page declared on its last 200
 	AliasOf   string // the canonical URL this row is an alias of ("" if none)
 	ListedIn  string // the discovery document that last listed the URL
+	// Excluded is why the URL is not a page ("not_document": it answered
+	// with an image, an archive, a notebook...); "" for a page. An
+	// excluded row is never due again, unless discovery lists it with a
+	// moved lastmod.
+	Excluded string
 
 	Stats Stats // change statistics for the scheduler's rate estimators
 }
@@ -148,6 +153,13 @@ type Result struct {
 	// result always deletes the chunk list.
 	Chunks        []Chunk
 	ReplaceChunks bool
+	// Excluded, when not empty, records an answer that is not a page: the
+	// row gets LastFetched = At, Failures reset, Excluded set, and leaves
+	// the due queue (Due, CountDue and NextDue skip it) until
+	// UpsertDiscovered bumps it with a moved lastmod; every other field
+	// of the Result is ignored and the row keeps its content hash,
+	// validators, links and chunks. Any other Result clears Excluded.
+	Excluded string
 	// Alert, when not nil, is stored pending in the same transaction, so a
 	// committed change always has its alert. An alert whose ID is already
 	// stored is left as it is (a delivered alert stays delivered). An
@@ -265,17 +277,17 @@ type State interface {
 	// is not counted in the result): its next listing is a rediscovery.
 	MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error)
 
-	// Due returns up to limit rows of source that are not gone and whose
-	// NextCheck is at or before now, ordered by (NextCheck, URL), starting
+	// Due returns up to limit rows of source that are neither gone nor
+	// excluded and whose NextCheck is at or before now, ordered by (NextCheck, URL), starting
 	// after the position after (the zero Key starts at the beginning).
 	// A limit below 1 is an error.
 	Due(ctx context.Context, source string, now time.Time, after Key, limit int) ([]Row, error)
 
-	// CountDue returns how many rows of source are due at now.
+	// CountDue returns how many rows of source are due at now (as Due).
 	CountDue(ctx context.Context, source string, now time.Time) (int, error)
 
 	// NextDue returns the earliest NextCheck among rows of source that are
-	// not gone; ok is false when there are none.
+	// neither gone nor excluded; ok is false when there are none.
 	NextDue(ctx context.Context, source string) (t time.Time, ok bool, err error)
 
 	// Get returns one row, or ErrNotFound.

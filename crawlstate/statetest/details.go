@@ -354,3 +354,55 @@ func testDeadLetters(t *testing.T, open Opener) {
 		require.Error(t, err, "minFailures %d", m)
 	}
 }
+
+func testRecordExcluded(t *testing.T, open Opener) {
+	s := fresh(t, open, crawlstate.Options{})
+	lm := time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
+	ds := disc("https://ex.com/page", "https://ex.com/logo", "https://ex.com/seen")
+	ds[1].LastMod = lm
+	upsert(t, s, src, t0, ds)
+	fetched(t, s, src, "https://ex.com/seen", t0, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	require.NoError(t, s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: "https://ex.com/logo", At: t0, Stage: "fetch", Err: "boom"}))
+	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{
+		{URL: "https://ex.com/logo", At: at, Excluded: "not_document", ContentHash: "ignored", NextCheck: at},
+		{URL: "https://ex.com/seen", At: at, Excluded: "not_document"},
+	}))
+	logo := get(t, s, src, "https://ex.com/logo")
+	require.Equal(t, "not_document", logo.Excluded)
+	requireTime(t, at, logo.LastFetched, "LastFetched")
+	require.Zero(t, logo.Failures, "an answer resets the failure count")
+	require.Empty(t, logo.ContentHash, "every other field of the result is ignored")
+	require.Equal(t, "h-https://ex.com/seen", get(t, s, src, "https://ex.com/seen").ContentHash, "an excluded row keeps its hash")
+
+	far := t0.Add(100 * 365 * 24 * time.Hour)
+	require.Equal(t, []string{"https://ex.com/page"}, dueURLs(t, s, src, far), "excluded rows are never due")
+	n, err := s.CountDue(ctxT(t), src, far)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	// Missing runs do not bring an excluded row back for confirmation.
+	_, err = s.MarkMissing(ctxT(t), src, t0.Add(time.Hour), t0.Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://ex.com/page"}, dueURLs(t, s, src, far))
+	fetched(t, s, src, "https://ex.com/page", t0, t0.Add(time.Hour))
+	next, ok, err := s.NextDue(ctxT(t), src)
+	require.NoError(t, err)
+	require.True(t, ok)
+	requireTime(t, t0.Add(time.Hour), next, "NextDue skips excluded rows")
+
+	// Rediscovery without a moved lastmod keeps the exclusion; a moved
+	// lastmod brings the row back, due now.
+	upsert(t, s, src, t0.Add(2*time.Hour), ds)
+	require.Equal(t, "not_document", get(t, s, src, "https://ex.com/logo").Excluded)
+	ds[1].LastMod = lm.Add(time.Hour)
+	st := upsert(t, s, src, t0.Add(3*time.Hour), ds)
+	require.Equal(t, 1, st.Bumped)
+	logo = get(t, s, src, "https://ex.com/logo")
+	require.Empty(t, logo.Excluded)
+	require.Contains(t, dueURLs(t, s, src, t0.Add(3*time.Hour)), "https://ex.com/logo")
+
+	// Any other result clears the exclusion.
+	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: "https://ex.com/seen", At: at, NotModified: true, NextCheck: at}}))
+	require.Empty(t, get(t, s, src, "https://ex.com/seen").Excluded)
+	require.ErrorIs(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: "https://ex.com/nope", At: at, Excluded: "not_document"}}), crawlstate.ErrNotFound)
+}

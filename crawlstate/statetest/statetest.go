@@ -96,6 +96,7 @@ func Run(t *testing.T, open Opener) {
 		{"StageEvents", testStageEvents},
 		{"LogEventsRejectsBadEvents", testLogEventsBad},
 		{"DeadLetters", testDeadLetters},
+		{"RecordExcluded", testRecordExcluded},
 		{"CanceledContextExtras", testCanceledContextExtras},
 	}
 	for _, tc := range tests {
