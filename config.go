@@ -85,8 +85,10 @@ type Config struct {
 	// every page. Fetcher and Remote exclude each other.
 	Remote fetch.Fetcher
 	// HTTPClient is the base client for robots.txt, discovery documents
-	// and the default fetcher (default: a client on http.DefaultTransport).
-	// The engine wraps its transport with its politeness policy.
+	// and the default fetcher (default: a client on http.DefaultTransport,
+	// or a copy keeping Limits.HostConcurrency idle connections per host
+	// when that is more than it keeps). The engine wraps its transport with
+	// its politeness policy.
 	HTTPClient *http.Client
 	// UserAgent is sent with every request the engine makes, and matched
 	// against robots.txt groups by its product token (the part before "/").

@@ -71,10 +71,11 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, limits: *cfg.Limits}
 	base := cfg.HTTPClient
 	e.polite = &fetch.Polite{
-		Base:          transportOf(base),
+		Base:          transportOf(base, e.limits.hostConcurrency()),
 		UserAgent:     cfg.UserAgent,
 		IgnoreRobots:  !e.limits.RespectRobots,
 		Delay:         e.limits.RequestDelay,
+		PerHost:       e.limits.hostConcurrency(),
 		RobotsTimeout: e.limits.RequestTimeout,
 		Clock:         cfg.Clock,
 		Logger:        cfg.Logger,
@@ -107,11 +108,22 @@ func New(cfg Config) (*Engine, error) {
 // policy as the engine.
 func (e *Engine) Client() *http.Client { return e.client }
 
-func transportOf(c *http.Client) http.RoundTripper {
+// transportOf returns c's transport. Without one it is http.DefaultTransport,
+// or a copy of it that keeps perHost idle connections per host when
+// http.DefaultTransport would keep fewer (so parallel requests to one host
+// reuse their connections instead of opening new ones).
+func transportOf(c *http.Client, perHost int) http.RoundTripper {
 	if c.Transport != nil {
 		return c.Transport
 	}
-	return http.DefaultTransport
+	dt, ok := http.DefaultTransport.(*http.Transport)
+	if !ok || perHost <= max(dt.MaxIdleConnsPerHost, http.DefaultMaxIdleConnsPerHost) {
+		return http.DefaultTransport
+	}
+	t := dt.Clone()
+	t.MaxIdleConnsPerHost = perHost
+	t.MaxIdleConns = max(t.MaxIdleConns, perHost)
+	return t
 }
 
 // budget counts the page requests of a run against Limits.MaxPages.

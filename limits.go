@@ -34,27 +34,34 @@ type Limits struct {
 	MaxBytes int64
 	// RespectRobots obeys robots.txt. WEB_RESPECT_ROBOTS, default 1.
 	RespectRobots bool
+	// HostConcurrency bounds the requests in flight to one host at a time
+	// (parallel connections). RequestDelay still spaces the starts of two
+	// requests to the host, and a Crawl-delay still raises it. 0 means 1.
+	// WEB_HOST_CONCURRENCY, default 1.
+	HostConcurrency int
 }
 
 // The environment variables LimitsFromEnv reads.
 const (
-	EnvMaxPages       = "WEB_MAX_PAGES"
-	EnvMaxDepth       = "WEB_MAX_DEPTH"
-	EnvRequestDelay   = "WEB_REQUEST_DELAY_MS"
-	EnvRequestTimeout = "WEB_REQUEST_TIMEOUT_MS"
-	EnvMaxBytes       = "WEB_MAX_BYTES"
-	EnvRespectRobots  = "WEB_RESPECT_ROBOTS"
+	EnvMaxPages        = "WEB_MAX_PAGES"
+	EnvMaxDepth        = "WEB_MAX_DEPTH"
+	EnvRequestDelay    = "WEB_REQUEST_DELAY_MS"
+	EnvRequestTimeout  = "WEB_REQUEST_TIMEOUT_MS"
+	EnvMaxBytes        = "WEB_MAX_BYTES"
+	EnvRespectRobots   = "WEB_RESPECT_ROBOTS"
+	EnvHostConcurrency = "WEB_HOST_CONCURRENCY"
 )
 
 // DefaultLimits returns the defaults of every cap.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxPages:       1000,
-		MaxDepth:       5,
-		RequestDelay:   250 * time.Millisecond,
-		RequestTimeout: 30 * time.Second,
-		MaxBytes:       10 << 20,
-		RespectRobots:  true,
+		MaxPages:        1000,
+		MaxDepth:        5,
+		RequestDelay:    250 * time.Millisecond,
+		RequestTimeout:  30 * time.Second,
+		MaxBytes:        10 << 20,
+		RespectRobots:   true,
+		HostConcurrency: 1,
 	}
 }
 
@@ -91,6 +98,7 @@ func LimitsFromLookup(lookup func(string) (string, bool)) (Limits, error) {
 	num(EnvRequestDelay, func(n int64) { l.RequestDelay = ms(n) })
 	num(EnvRequestTimeout, func(n int64) { l.RequestTimeout = ms(n) })
 	num(EnvMaxBytes, func(n int64) { l.MaxBytes = n })
+	num(EnvHostConcurrency, func(n int64) { l.HostConcurrency = int(min(n, 1<<31-1)) })
 	if v, ok := lookup(EnvRespectRobots); ok && strings.TrimSpace(v) != "" {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "1", "true", "yes", "on":
@@ -109,6 +117,9 @@ func LimitsFromLookup(lookup func(string) (string, bool)) (Limits, error) {
 	}
 	return l, nil
 }
+
+// hostConcurrency is HostConcurrency with 0 meaning 1.
+func (l Limits) hostConcurrency() int { return max(l.HostConcurrency, 1) }
 
 func ms(n int64) time.Duration {
 	const maxMS = int64(1<<63-1) / int64(time.Millisecond)
@@ -129,6 +140,9 @@ func (l Limits) validate() error {
 	}
 	if l.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%s: must be positive, got %s", EnvRequestTimeout, l.RequestTimeout))
+	}
+	if l.HostConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", EnvHostConcurrency, l.HostConcurrency))
 	}
 	if l.MaxBytes <= 0 {
 		errs = append(errs, fmt.Errorf("%s: must be positive, got %d", EnvMaxBytes, l.MaxBytes))

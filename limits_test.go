@@ -29,9 +29,10 @@ func TestLimitsFromLookup(t *testing.T) {
 		{"every variable", map[string]string{
 			"WEB_MAX_PAGES": "10", "WEB_MAX_DEPTH": "2", "WEB_REQUEST_DELAY_MS": "100",
 			"WEB_REQUEST_TIMEOUT_MS": "5000", "WEB_MAX_BYTES": "1024", "WEB_RESPECT_ROBOTS": "0",
+			"WEB_HOST_CONCURRENCY": "8",
 		}, func(l *recrawl.Limits) {
 			*l = recrawl.Limits{MaxPages: 10, MaxDepth: 2, RequestDelay: 100 * time.Millisecond,
-				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false}
+				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false, HostConcurrency: 8}
 		}, nil},
 		{"zero caps mean none, zero delay means none", map[string]string{"WEB_MAX_PAGES": "0", "WEB_MAX_DEPTH": "0", "WEB_REQUEST_DELAY_MS": "0"},
 			func(l *recrawl.Limits) { l.MaxPages, l.MaxDepth, l.RequestDelay = 0, 0, 0 }, nil},
@@ -40,6 +41,7 @@ func TestLimitsFromLookup(t *testing.T) {
 		{"negative", map[string]string{"WEB_REQUEST_DELAY_MS": "-5"}, nil, []string{`WEB_REQUEST_DELAY_MS="-5": must not be negative`}},
 		{"zero timeout", map[string]string{"WEB_REQUEST_TIMEOUT_MS": "0"}, nil, []string{"WEB_REQUEST_TIMEOUT_MS: must be positive"}},
 		{"zero bytes", map[string]string{"WEB_MAX_BYTES": "0"}, nil, []string{"WEB_MAX_BYTES: must be positive"}},
+		{"negative concurrency", map[string]string{"WEB_HOST_CONCURRENCY": "-1"}, nil, []string{`WEB_HOST_CONCURRENCY="-1": must not be negative`}},
 		{"bad switch", map[string]string{"WEB_RESPECT_ROBOTS": "maybe"}, nil, []string{`WEB_RESPECT_ROBOTS="maybe": must be 1 or 0`}},
 		{"every error at once", map[string]string{"WEB_MAX_DEPTH": "x", "WEB_MAX_BYTES": "-1"}, nil,
 			[]string{"WEB_MAX_DEPTH", "WEB_MAX_BYTES"}},
@@ -79,7 +81,7 @@ func TestEnvExampleMatchesDefaults(t *testing.T) {
 		require.True(t, ok, line)
 		env[k] = v
 	}
-	require.Len(t, env, 6, "the five caps and the robots switch")
+	require.Len(t, env, 7, "the five caps, the robots switch and the host concurrency")
 	got, err := recrawl.LimitsFromLookup(lookup(env))
 	require.NoError(t, err)
 	require.Equal(t, recrawl.DefaultLimits(), got)

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -209,4 +211,81 @@ func TestMaxDepthStopsNestedSitemaps(t *testing.T) {
 	require.True(t, rep.Incomplete)
 	require.Equal(t, 4, rep.New, "what was reached is processed")
 	require.Zero(t, f.site.Count(func(r testsite.Request) bool { return strings.HasSuffix(r.Path, "/deep.xml") }))
+}
+
+func TestHostConcurrencyBoundsParallelRequests(t *testing.T) {
+	for _, tc := range []struct{ concurrency, workers int }{{0, 8}, {1, 8}, {4, 8}, {4, 2}} {
+		t.Run(fmt.Sprintf("%d connections, %d workers", tc.concurrency, tc.workers), func(t *testing.T) {
+			f := newFixture(t, testsite.Options{Pages: 24}, recrawl.Config{
+				Workers: tc.workers,
+				Limits:  limits(func(l *recrawl.Limits) { l.HostConcurrency = tc.concurrency }),
+			})
+			f.site.Slow("*", 30*time.Millisecond) // requests overlap whenever the client lets them
+			rep := f.run()
+			require.Equal(t, 24, rep.New)
+			want := min(max(tc.concurrency, 1), tc.workers)
+			got := f.site.MaxInFlight()
+			require.LessOrEqual(t, got, want, "never more parallel requests than allowed")
+			if want > 1 {
+				require.Greater(t, got, 1, "requests do run in parallel")
+			}
+		})
+	}
+}
+
+// startLog records when each page request leaves the polite transport.
+type startLog struct {
+	base   http.RoundTripper
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (l *startLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(req.URL.Path, "/docs/") {
+		l.mu.Lock()
+		l.starts = append(l.starts, time.Now())
+		l.mu.Unlock()
+	}
+	return l.base.RoundTrip(req)
+}
+
+func TestHostConcurrencyKeepsPacingBetweenStarts(t *testing.T) {
+	const pages = 8
+	for _, tc := range []struct {
+		name   string
+		robots string
+		delay  time.Duration // the spacing expected
+	}{
+		{"request delay", "", 60 * time.Millisecond},
+		{"crawl-delay raises it", "User-agent: *\nCrawl-delay: 0.12\n", 120 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			starts := &startLog{base: http.DefaultTransport}
+			f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{
+				Workers:    8,
+				Clock:      clock.Real(), // pacing sleeps for real: starts are wall-clock times
+				HTTPClient: &http.Client{Transport: starts},
+				Limits: limits(func(l *recrawl.Limits) {
+					l.RequestDelay = 60 * time.Millisecond
+					l.HostConcurrency = 4
+				}),
+			})
+			if tc.robots != "" {
+				f.site.SetRobots(tc.robots, 200)
+			}
+			f.site.Slow("*", 300*time.Millisecond) // answers overlap: four connections are busy at once
+			rep := f.run()
+			require.Equal(t, pages, rep.New)
+			require.Len(t, starts.starts, pages)
+			sort.Slice(starts.starts, func(i, j int) bool { return starts.starts[i].Before(starts.starts[j]) })
+			// A start recorded late (a loaded machine) shortens the gap
+			// after it, so starts are measured from the first one, with
+			// room for its lateness.
+			for i := 1; i < pages; i++ {
+				since := starts.starts[i].Sub(starts.starts[0])
+				require.GreaterOrEqual(t, since, time.Duration(i)*tc.delay-30*time.Millisecond, "request %d started %s after the first", i, since)
+			}
+			require.Greater(t, f.site.MaxInFlight(), 1, "slow answers overlap")
+		})
+	}
 }

@@ -126,6 +126,8 @@ type Site struct {
 	noSitemap   bool
 	llmsCode    int
 	docs        map[string]document
+	inFlight    int // page requests being answered
+	peak        int // most page requests answered at once since ResetLog
 }
 
 type document struct {
@@ -435,7 +437,8 @@ func (s *Site) Fail(path string, status, n int, retryAfter string) {
 	s.faults[path] = &fault{status: status, retryAfter: retryAfter, remaining: n}
 }
 
-// Slow delays every answer for path by d of real time (for timeouts).
+// Slow delays every answer for path by d of real time (for timeouts and
+// concurrency). Use path "*" for every path without a delay of its own.
 func (s *Site) Slow(path string, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -457,11 +460,21 @@ func (s *Site) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
-// ResetLog empties the request log.
+// ResetLog empties the request log and resets MaxInFlight.
 func (s *Site) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = nil
+	s.peak = s.inFlight
+}
+
+// MaxInFlight returns the most page requests (under PathPrefix) the site
+// was answering at the same time since it started or ResetLog was called:
+// how many connections a client used in parallel.
+func (s *Site) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
 }
 
 // Count returns how many logged requests satisfy match (all when nil).
@@ -514,8 +527,16 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	at := s.clock.Now() // when the request arrived
 	path := r.URL.Path
+	page := strings.HasPrefix(path, s.opts.PathPrefix)
 	s.mu.Lock()
-	delay := s.delays[path]
+	delay, ok := s.delays[path]
+	if !ok {
+		delay = s.delays["*"]
+	}
+	if page {
+		s.inFlight++
+		s.peak = max(s.peak, s.inFlight)
+	}
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -525,6 +546,9 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.handle(rec, r)
 	s.mu.Lock()
+	if page {
+		s.inFlight--
+	}
 	s.log = append(s.log, Request{
 		Method:          r.Method,
 		Path:            r.URL.RequestURI(),
