@@ -43,12 +43,13 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	}
 	r.handled[n] = true
 	r.rep.Due++ // a crawled page is due in this run by definition
+	t := &ticket{b: &r.budget}
+	r.tickets[n] = t
 	r.mu.Unlock()
 	row, err := r.e.cfg.State.Get(ctx, r.source, n)
 	if err != nil {
 		return ctx, discover.Validators{}, "", fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}
-	t := &ticket{b: &r.budget}
 	v := discover.Validators{}
 	if !row.Gone {
 		v = discover.Validators{ETag: row.ETag, LastModified: row.LastModified}
@@ -67,9 +68,13 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}
+	r.mu.Lock()
+	t := r.tickets[n]
+	delete(r.tickets, n)
+	r.mu.Unlock()
 	resp, ferr := crawledResponse(page)
 	r.stage(StageFetch, 0)
-	r.countRequests(resp, ferr)
+	r.countRequests(t, resp, ferr)
 	links := r.handle(ctx, row, resp, ferr, true)
 	r.refreshLock(ctx)
 	if r.stopped.Load() && r.fatalErr() != nil {

@@ -44,9 +44,12 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	var hadBefore bool
 	if en, ok := src.(discover.Entrier); ok {
 		entry = en.EntryURL()
-		before, hadBefore, _ = env.Documents.Document(ctx, entry)
+		var derr error
+		if before, hadBefore, derr = env.Documents.Document(ctx, entry); derr != nil {
+			return discovery{}, fmt.Errorf("recrawl: reading the stored state of %s: %w", entry, derr)
+		}
 	}
-	err := src.Discover(ctx, env, d.yield)
+	err := src.Discover(ctx, env, func(l discover.Link) error { return d.yield(ctx, l) })
 	if d.stateErr != nil {
 		return discovery{}, d.stateErr
 	}
@@ -59,6 +62,14 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	var out discovery
 	var le *discover.LimitError
 	switch {
+	case err == nil && r.halted():
+		// Shutdown, a cap or a fatal error cut a crawl short: what it did
+		// not reach is not missing.
+		r.mu.Lock()
+		r.rep.Incomplete = true
+		r.mu.Unlock()
+		r.log.InfoContext(ctx, "run stopped during discovery; nothing counted missing", "stopped_by", r.stoppedBy())
+		return out, nil
 	case err == nil:
 	case errors.As(err, &le):
 		// Discovery ends at the cap; what it reached is still fetched.
@@ -82,7 +93,10 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	}
 	r.rep.Missing = n
 	if e.cfg.SitemapTrust == TrustAuthoritative && entry != "" && hadBefore {
-		after, ok, _ := env.Documents.Document(ctx, entry)
+		after, ok, err := env.Documents.Document(ctx, entry)
+		if err != nil {
+			return discovery{}, fmt.Errorf("recrawl: reading the stored state of %s: %w", entry, err)
+		}
 		same := ok && after.Entries == before.Entries && !after.NewestLastMod.IsZero() &&
 			after.NewestLastMod.Equal(before.NewestLastMod) && d.rowsChanged() == 0
 		// A sitemap without lastmod has nothing to compare: it is
@@ -123,7 +137,7 @@ func (d *discoverer) key(n string) [2]uint64 {
 
 // yield accepts one link: skipped links are counted, others normalized,
 // deduplicated and queued for upsert.
-func (d *discoverer) yield(l discover.Link) error {
+func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 	r := d.r
 	r.mu.Lock()
 	r.rep.Discovered++
@@ -161,7 +175,7 @@ func (d *discoverer) yield(l discover.Link) error {
 	r.mu.Unlock()
 	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod, Via: l.Via})
 	if len(d.batch) >= discoverBatch {
-		return d.flushLocked(context.Background())
+		return d.flushLocked(ctx)
 	}
 	return nil
 }
@@ -228,10 +242,11 @@ func (d *discoverer) entryUnchanged(entry string) bool {
 
 // skip counts a URL skipped at discovery.
 func (r *run) skip(url, reason string) {
-	r.mu.Lock()
-	r.rep.Skipped[reason]++
-	r.mu.Unlock()
-	r.emit(Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now()})
+	at := r.e.cfg.Clock.Now()
+	r.outcome(func() Event {
+		r.rep.Skipped[reason]++
+		return Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: at, Done: r.done, Due: r.rep.Due}
+	})
 }
 
 // documents backs discover.DocumentStore with the state. A document stored

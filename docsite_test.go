@@ -257,7 +257,7 @@ func TestShutdownLetsInFlightPagesFinish(t *testing.T) {
 	require.Equal(t, recrawl.StopShutdown, rep.StoppedBy)
 	require.Less(t, rep.New, 12)
 	require.Equal(t, rep.New, rep.Fetched, "every page in flight finished and was recorded")
-	require.Equal(t, 12-rep.New, rep.Skipped[recrawl.StopShutdown])
+	require.Equal(t, 12-rep.New, rep.Skipped[recrawl.SkipShutdown])
 	due, err := f.state.CountDue(context.Background(), f.src.Name(), f.clk.Now())
 	require.NoError(t, err)
 	require.Equal(t, 12-rep.New, due, "the rest stays due: nothing is lost")

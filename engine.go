@@ -36,7 +36,11 @@ type Engine struct {
 
 	observerMu sync.Mutex // serializes Observer calls across runs
 
-	closing atomic.Bool    // Shutdown was called
+	// mu guards the start of runs against Shutdown, as http.Server does:
+	// a run is added to runs only under mu and only while not closing, so
+	// runs.Add never races with runs.Wait.
+	mu      sync.Mutex
+	closing atomic.Bool    // Shutdown was called (read lock-free by runs in progress)
 	runs    sync.WaitGroup // runs in progress
 }
 
@@ -49,7 +53,9 @@ var ErrEngineClosed = errors.New("recrawl: engine shut down")
 // reach stay due. Shutdown waits for them, or for ctx to end. Later calls to
 // Run return ErrEngineClosed.
 func (e *Engine) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
 	e.closing.Store(true)
+	e.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		e.runs.Wait()
@@ -130,6 +136,7 @@ func transportOf(c *http.Client, perHost int) http.RoundTripper {
 type budget struct {
 	max  int64 // 0: no cap
 	used atomic.Int64
+	sent atomic.Int64 // page requests the transport let through: Report.Requests
 }
 
 // take reserves one request; false once the cap is reached.
@@ -157,6 +164,7 @@ func (b *budget) take() bool {
 type ticket struct {
 	b       *budget
 	prepaid atomic.Bool
+	sent    atomic.Int64 // requests admitted through the engine's transport
 }
 
 type ticketKey struct{}
@@ -168,6 +176,8 @@ func admit(req *http.Request) error {
 		return nil // not a page request (robots.txt, discovery documents)
 	}
 	if t.prepaid.CompareAndSwap(true, false) || t.b.take() {
+		t.sent.Add(1)
+		t.b.sent.Add(1)
 		return nil
 	}
 	return fmt.Errorf("%w: %d page requests sent", fetch.ErrCapReached, t.b.max)
@@ -198,14 +208,15 @@ type run struct {
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
 	sched   schedule.Scheduler
 
-	mu         sync.Mutex
-	rep        *Report
-	done       int
-	lastLock   time.Time
-	lockError  error
-	fatal      error
-	handled    map[string]bool // URLs whose outcome this run already recorded (crawls)
-	overBudget int             // due rows Config.Budget left out
+	mu        sync.Mutex
+	rep       *Report
+	done      int
+	lastLock  time.Time
+	lockError error
+	fatal     error
+	handled   map[string]bool    // URLs whose outcome this run already recorded (crawls)
+	tickets   map[string]*ticket // crawled URLs prepared and not yet handled
+	direct    int                // requests sent by fetchers that bypass the engine's transport
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,
@@ -213,7 +224,8 @@ type run struct {
 // extract and fingerprint what changed, index it and alert when configured,
 // record outcomes and reschedule.
 //
-// Run returns the report even when it also returns an error. A cancelled
+// Run returns a non-nil report even when it also returns an error
+// (ErrRunInProgress and ErrEngineClosed included). A cancelled
 // context stops the run promptly; pages whose outcome was not recorded stay
 // due for the next run. A robots.txt that cannot be read fails the run
 // before anything else is requested (*fetch.RobotsError). An incomplete
@@ -222,22 +234,26 @@ type run struct {
 // true, such as a rejected API key or an exhausted balance) stops the run
 // and is returned; the rows not fetched stay due.
 func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) {
+	now := e.cfg.Clock.Now()
 	if src == nil {
-		return nil, errors.New("recrawl: Run needs a source")
+		return finished(newReport("", now), now), errors.New("recrawl: Run needs a source")
+	}
+	e.mu.Lock()
+	if e.closing.Load() {
+		e.mu.Unlock()
+		return finished(newReport(src.Name(), now), now), ErrEngineClosed
 	}
 	e.runs.Add(1)
+	e.mu.Unlock()
 	defer e.runs.Done()
-	if e.closing.Load() {
-		return nil, ErrEngineClosed
-	}
-	r := &run{e: e, source: src.Name(), owner: newOwner(), start: e.cfg.Clock.Now(), handled: map[string]bool{}}
+	r := &run{e: e, source: src.Name(), owner: newOwner(), start: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
 	r.log = e.cfg.Logger.With("source", r.source)
 	st := e.cfg.State
 	if err := st.Lock(ctx, r.source, r.owner, r.start, e.cfg.LockTTL); err != nil {
-		return nil, fmt.Errorf("recrawl: run %s: %w", r.source, err)
+		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
 	defer func() {
 		// Release even when ctx is cancelled.
@@ -296,11 +312,39 @@ func newOwner() string {
 	return hex.EncodeToString(b[:])
 }
 
+// finished stamps a report that no run filled.
+func finished(rep *Report, at time.Time) *Report {
+	rep.FinishedAt = at
+	return rep
+}
+
 func (r *run) finish() *Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rep.FinishedAt = r.e.cfg.Clock.Now()
+	r.rep.Requests = int(r.budget.sent.Load()) + r.direct
 	return r.rep
+}
+
+// stoppedBy returns what stopped the run so far ("" if nothing).
+func (r *run) stoppedBy() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rep.StoppedBy
+}
+
+// haltReason is the skip reason of a due URL a stopped run did not reach.
+func (r *run) haltReason() string {
+	switch reason := r.stoppedBy(); reason {
+	case StopShutdown:
+		return SkipShutdown
+	case StopError:
+		return SkipError
+	case StopBudget:
+		return SkipBudget
+	default:
+		return SkipMaxPages
+	}
 }
 
 // stopWith ends the dispatch of rows; the first cap to hit is reported.
@@ -385,15 +429,22 @@ func (r *run) stage(name string, delta int) {
 	r.rep.Stages[name] = c
 }
 
-func (r *run) emit(ev Event) {
+// outcome counts one URL outcome with count (called under r.mu, which
+// returns the event) and tells the observer. Counting and delivery happen
+// under the observer lock, so events arrive in the order of their Done.
+func (r *run) outcome(count func() Event) {
 	obs := r.e.cfg.Observer
-	if obs == nil {
-		return
+	if obs != nil {
+		r.e.observerMu.Lock()
+		defer r.e.observerMu.Unlock()
 	}
-	ev.Source = r.source
-	r.e.observerMu.Lock()
-	defer r.e.observerMu.Unlock()
-	obs(ev)
+	r.mu.Lock()
+	ev := count()
+	r.mu.Unlock()
+	if obs != nil {
+		ev.Source = r.source
+		obs(ev)
+	}
 }
 
 // NextDue tells a host scheduler when the next row of src falls due, so it

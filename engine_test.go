@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,9 @@ type fixture struct {
 	state *crawlstate.SQLite
 	eng   *recrawl.Engine
 	src   discover.Source
+	// remote: every page goes through a remote fetch API, which fetches
+	// the origin on the engine's behalf with its own User-Agent.
+	remote bool
 }
 
 func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixture {
@@ -69,7 +73,31 @@ func (f *fixture) run() *recrawl.Report {
 	rep, err := f.eng.Run(context.Background(), f.src)
 	require.NoError(f.t, err)
 	reconcile(f.t, rep)
+	requireRequests(f.t, f.site, rep, f.remote)
 	return rep
+}
+
+// requireRequests checks Report.Requests against what the site received
+// for its pages since its log was last reset.
+// Requests from another client (a remote fetch API fetching the origin)
+// are not the engine's, unless remote says every page goes through one. The site logs a request when its handler returns,
+// which for a body the client cut off can be after Run returned.
+func requireRequests(t *testing.T, site *testsite.Site, rep *recrawl.Report, remote bool) {
+	t.Helper()
+	sent := func() int {
+		n := 0
+		for _, r := range site.PageRequests() {
+			if remote || strings.Contains(r.UserAgent, "recrawl") {
+				n++
+			}
+		}
+		return n
+	}
+	if sent() == rep.Requests {
+		return
+	}
+	require.Eventually(t, func() bool { return sent() == rep.Requests }, 5*time.Second, 5*time.Millisecond,
+		"Report.Requests %d is what the site received (%d)", rep.Requests, sent())
 }
 
 func (f *fixture) row(path string) crawlstate.Row {
@@ -83,7 +111,7 @@ func (f *fixture) row(path string) crawlstate.Row {
 func reconcile(t *testing.T, rep *recrawl.Report) {
 	t.Helper()
 	dueSkips := 0
-	for _, reason := range []string{recrawl.SkipRobots, recrawl.SkipMaxPages, recrawl.SkipBudget, recrawl.SkipAlias, recrawl.StopShutdown, recrawl.StopError} {
+	for _, reason := range []string{recrawl.SkipRobots, recrawl.SkipMaxPages, recrawl.SkipBudget, recrawl.SkipAlias, recrawl.SkipShutdown, recrawl.SkipError} {
 		dueSkips += rep.Skipped[reason]
 	}
 	require.Equal(t, rep.Discovered, rep.Accepted+rep.Duplicates+rep.SkippedTotal()-dueSkips, "discovered = accepted + duplicates + skipped at discovery")

@@ -35,6 +35,7 @@ func newGeonode(t *testing.T, opts testsite.Options, mod func(*recrawl.Config)) 
 		mod(&cfg)
 	}
 	f.eng = mustEngine(t, cfg)
+	f.remote = true
 	return &geonodeFixture{fixture: f, api: api, client: client}
 }
 

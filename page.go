@@ -3,6 +3,7 @@ package recrawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,7 +19,11 @@ import (
 
 // process fetches one row of the due queue and records its outcome.
 func (r *run) process(ctx context.Context, row crawlstate.Row) {
-	if r.halted() || !r.admitRow(ctx, row) {
+	if r.halted() {
+		r.skipDue(row, r.haltReason())
+		return
+	}
+	if !r.admitRow(ctx, row) {
 		return
 	}
 	t := &ticket{b: &r.budget}
@@ -29,7 +34,7 @@ func (r *run) process(ctx context.Context, row crawlstate.Row) {
 	}
 	r.stage(StageFetch, 0)
 	resp, err := r.e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
-	r.countRequests(resp, err)
+	r.countRequests(t, resp, err)
 	r.handle(ctx, row, resp, err, false)
 	r.refreshLock(ctx)
 }
@@ -57,6 +62,7 @@ func (r *run) admitRow(ctx context.Context, row crawlstate.Row) bool {
 	}
 	if !r.budget.take() {
 		r.stopWith(StopMaxPages)
+		r.skipDue(row, r.haltReason())
 		return false
 	}
 	return true
@@ -82,10 +88,12 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 			// Interrupted: the row stays due, nothing to record.
 		case errors.Is(ferr, fetch.ErrCapReached):
 			r.stopWith(StopMaxPages) // a retry, redirect or crawl request met the cap: the row stays due
+			r.skipDue(row, SkipMaxPages)
 		case errors.Is(ferr, fetch.ErrDenied):
 			r.skipDue(row, SkipRobots) // a redirect led to a disallowed URL, or a crawl link is disallowed
 		case fatalError(ferr):
 			r.setFatal(ferr)
+			r.skipDue(row, SkipError) // not the page's fault: the row stays as it was
 		default:
 			r.fail(ctx, row, StageFetch, 0, ferr)
 		}
@@ -106,7 +114,12 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		if !crawl {
 			return nil
 		}
-		links, _ := e.cfg.State.Links(ctx, r.source, row.URL)
+		links, err := e.cfg.State.Links(ctx, r.source, row.URL)
+		if err != nil && ctx.Err() == nil {
+			// The page is recorded; the crawl cannot go on from it.
+			r.log.WarnContext(ctx, "reading stored links failed; the crawl does not follow them", "url", row.URL, "err", err)
+			r.setFatal(fmt.Errorf("recrawl: reading the links of %s: %w", row.URL, err))
+		}
 		return links
 	default:
 		return p.body(ctx)
@@ -187,10 +200,12 @@ func (p *pageRun) gone(ctx context.Context) {
 	if r.e.cfg.Alerts != nil && p.row.ContentHash != "" {
 		a = p.newAlert(alert.Removed, p.row.ContentHash, "")
 		old, err := r.e.cfg.State.Chunks(ctx, r.source, p.row.URL)
-		if err == nil {
-			for _, c := range old {
-				a.Removed = append(a.Removed, alert.ChunkChange{Ordinal: c.Ordinal, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, OldText: c.Text, OldRecordID: c.RecordID})
-			}
+		if err != nil {
+			p.fail(ctx, StageAlert, fmt.Errorf("reading the removed page's chunks: %w", err))
+			return
+		}
+		for _, c := range old {
+			a.Removed = append(a.Removed, alert.ChunkChange{Ordinal: c.Ordinal, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, OldText: c.Text, OldRecordID: c.RecordID})
 		}
 	}
 	p.commit(ctx, &res, OutcomeGone, a)
@@ -366,7 +381,13 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
 }
 
-func (r *run) countRequests(resp *fetch.Response, err error) {
+// countRequests counts the requests of one fetch that did not go through
+// the engine's transport (which counts its own in budget.sent): a Fetcher
+// that talks to a remote API reports them as attempts.
+func (r *run) countRequests(t *ticket, resp *fetch.Response, err error) {
+	if t != nil && t.sent.Load() > 0 {
+		return
+	}
 	n := 0
 	var se *fetch.StatusError
 	switch {
@@ -378,24 +399,27 @@ func (r *run) countRequests(resp *fetch.Response, err error) {
 		n = 1
 	}
 	r.mu.Lock()
-	r.rep.Requests += n
+	r.direct += n
 	r.mu.Unlock()
 }
 
 // skipDue counts a due URL that was not requested or whose content was not
 // used (robots.txt denies it, it is an alias); the row is left as it was.
 func (r *run) skipDue(row crawlstate.Row, reason string) {
-	r.mu.Lock()
-	r.rep.Skipped[reason]++
-	r.done++
-	ev := Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: r.e.cfg.Clock.Now(), Done: r.done, Due: r.rep.Due}
-	r.mu.Unlock()
-	r.emit(ev)
+	at := r.e.cfg.Clock.Now()
+	r.outcome(func() Event {
+		r.rep.Skipped[reason]++
+		r.done++
+		return Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: at, Done: r.done, Due: r.rep.Due}
+	})
 }
 
 // finishURL counts a due URL's outcome and tells the observer.
 func (r *run) finishURL(ev Event, resp *fetch.Response) {
-	r.mu.Lock()
+	r.outcome(func() Event { return r.countOutcome(ev, resp) })
+}
+
+func (r *run) countOutcome(ev Event, resp *fetch.Response) Event {
 	rep := r.rep
 	rep.Fetched++
 	if resp != nil {
@@ -420,8 +444,7 @@ func (r *run) finishURL(ev Event, resp *fetch.Response) {
 	}
 	r.done++
 	ev.Done, ev.Due = r.done, rep.Due
-	r.mu.Unlock()
-	r.emit(ev)
+	return ev
 }
 
 // pageOf is the scheduler's view of a row.

@@ -53,7 +53,9 @@ func (p *pageRun) missingChunks(ctx context.Context) bool {
 		return false
 	}
 	old, err := p.r.e.cfg.State.Chunks(ctx, p.r.source, p.row.URL)
-	return err == nil && len(old) == 0
+	// An unreadable chunk list is indexed again: index reads it once
+	// more and fails the page at the chunk stage if it still cannot.
+	return err != nil || len(old) == 0
 }
 
 // index chunks the page, embeds the chunks whose text has no cached

@@ -42,8 +42,14 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	var plain []crawlstate.Row
 	dispatch := func(row crawlstate.Row) bool {
-		if r.halted() {
+		if ctx.Err() != nil {
 			return false
+		}
+		if r.halted() {
+			// The rest of the queue is not requested: each row is
+			// skipped with its own event and stays due.
+			r.skipDue(row, r.haltReason())
+			return true
 		}
 		r.mu.Lock()
 		handled := r.handled[row.URL]
@@ -87,21 +93,6 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	if qerr != nil {
 		return qerr
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.overBudget > 0 {
-		r.rep.Skipped[SkipBudget] += r.overBudget
-		r.done += r.overBudget
-	}
-	if left := r.rep.Due - r.done; left > 0 && r.stopped.Load() {
-		// Rows a cap or the budget kept from being requested stay due.
-		reason := r.rep.StoppedBy
-		if reason == "" {
-			reason = SkipMaxPages
-		}
-		r.rep.Skipped[reason] += left
-		r.done += left
 	}
 	return nil
 }
@@ -157,16 +148,24 @@ func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) 
 		if row.ContentHash == "" {
 			g = 2 // never fetched: nothing is known, fetch first
 		}
-		if best.Len() < e.cfg.Budget {
+		switch {
+		case best.Len() < e.cfg.Budget:
 			heap.Push(best, gainRow{row, g})
-		} else if g > (*best)[0].gain {
+		case g > (*best)[0].gain:
+			// The weakest row kept so far is left out.
+			r.skipDue((*best)[0].row, SkipBudget)
 			(*best)[0] = gainRow{row, g}
 			heap.Fix(best, 0)
+		default:
+			r.skipDue(row, SkipBudget)
 		}
 		return true
 	})
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	picked := make([]gainRow, best.Len())
 	for i := len(picked) - 1; i >= 0; i-- {
@@ -182,7 +181,6 @@ func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) 
 	if r.rep.StoppedBy == "" {
 		r.rep.StoppedBy = StopBudget
 	}
-	r.overBudget = r.rep.Due - len(picked)
 	r.mu.Unlock()
 	return nil
 }
@@ -218,8 +216,12 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 	e := r.e
 	var admitted []crawlstate.Row
 	for _, row := range rows {
+		if ctx.Err() != nil {
+			return
+		}
 		if r.halted() {
-			break
+			r.skipDue(row, r.haltReason())
+			continue
 		}
 		if r.admitRow(ctx, row) {
 			admitted = append(admitted, row)
@@ -240,7 +242,7 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 		}
 		got[i] = true
 		r.stage(StageFetch, 0)
-		r.countRequests(resp, ferr)
+		r.countRequests(nil, resp, ferr)
 		r.handle(ctx, admitted[i], resp, ferr, false)
 		r.refreshLock(ctx)
 	})

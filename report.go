@@ -34,15 +34,24 @@ const (
 	StageCommit  = "commit"
 )
 
-// Reasons a URL is skipped.
+// Reasons a URL is skipped, as counted in Report.Skipped and named by
+// Event.Reason. Each skipped URL produces one Observer event. The reasons
+// at discovery (the URL never becomes a row) are SkipInvalid, SkipTooLong
+// and SkipOffHost; a crawl's SkipDuplicate, and SkipShutdown, SkipMaxPages
+// and SkipError for links a stopped crawl did not follow, are discovery
+// skips too. The others are due rows the run did not request (or whose
+// content it did not use); those rows stay due, unchanged.
 const (
-	SkipInvalid   = "invalid"   // discovery listed a URL that does not normalize
-	SkipOffHost   = "off-host"  // a sitemap listed a URL of another host
+	SkipInvalid   = "invalid"   // discovery listed a URL that does not parse or normalize (a sitemap <loc>, a crawl link)
+	SkipTooLong   = "too_long"  // a sitemap <loc> longer than the parser's limit (8 KiB)
+	SkipOffHost   = "off-host"  // a sitemap listed a URL, or a child sitemap, of another host
 	SkipRobots    = "robots"    // robots.txt disallows the URL; it was not requested
 	SkipMaxPages  = "max_pages" // the page cap ended the run first; the row stays due
 	SkipBudget    = "budget"    // Config.Budget was spent on pages with more expected gain; the row stays due
 	SkipAlias     = "alias"     // CanonicalFollow: the page declares another canonical
 	SkipDuplicate = "duplicate" // a crawl reached a URL already handled in this run
+	SkipShutdown  = "shutdown"  // Engine.Shutdown stopped the run first; the row stays due
+	SkipError     = "error"     // a fatal fetcher error stopped the run first; the row stays due
 )
 
 // Reasons named by Report.StoppedBy.
@@ -126,7 +135,10 @@ type Report struct {
 	// Billed counts requests a paid fetch back end charged.
 	Billed int `json:"billed"`
 
-	// Requests is how many page requests the run sent (retries included).
+	// Requests is how many page requests the run sent (retries and
+	// redirect hops included; robots.txt and discovery documents not): what
+	// the site received for its pages. Requests a Fetcher sends around the
+	// engine's transport (a remote API) count as the attempts it reports.
 	Requests int `json:"requests"`
 	// FullRecrawlRequests is what a full recrawl would have sent: one
 	// request per live page of the source.

@@ -288,7 +288,9 @@ func (cr *crawler) run(ctx context.Context, yield func(Link) error) error {
 				}
 			}
 		}
-		cr.enqueue(base, item.depth+1, links)
+		if err := cr.enqueue(base, item.depth+1, links, yield); err != nil {
+			return err
+		}
 	}
 	if n := len(cr.failed); n > 0 {
 		shown := cr.failed[:min(n, 10)]
@@ -348,15 +350,36 @@ func (cr *crawler) links(ctx context.Context, item crawlItem, res *pageResult) (
 }
 
 // enqueue queues the links of a page (resolved against base) that are in
-// scope and not seen yet.
-func (cr *crawler) enqueue(base string, depth int, links []string) {
+// scope and not seen yet. A link that does not resolve, or an http(s)
+// link that does not normalize, is yielded once per crawl with Skip set to
+// SkipInvalid, so it is counted; links of other schemes (mailto:,
+// javascript:) are not web pages and are ignored.
+func (cr *crawler) enqueue(base string, depth int, links []string, yield func(Link) error) error {
+	invalid := func(u string) error {
+		k := "\x00" + u // never a normalized URL
+		if _, dup := cr.seen[k]; dup {
+			return nil
+		}
+		cr.seen[k] = struct{}{}
+		return yield(Link{URL: u, Depth: depth, Skip: SkipInvalid})
+	}
 	for _, raw := range links {
-		abs, err := cr.request.Resolve(base, strings.TrimSpace(raw))
+		raw = strings.TrimSpace(raw)
+		if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
+			continue // mailto:, javascript:, ftp:... lead to no web page
+		}
+		abs, err := cr.request.Resolve(base, raw)
 		if err != nil {
+			if err := invalid(raw); err != nil {
+				return err
+			}
 			continue
 		}
 		key, err := cr.identity.URL(abs)
 		if err != nil {
+			if err := invalid(abs); err != nil {
+				return err
+			}
 			continue
 		}
 		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) {
@@ -369,6 +392,7 @@ func (cr *crawler) enqueue(base string, depth int, links []string) {
 		cr.seen[key] = struct{}{}
 		cr.queue = append(cr.queue, crawlItem{url: abs, depth: depth})
 	}
+	return nil
 }
 
 // scope is the part of a site a crawl follows: one host, one directory.

@@ -179,7 +179,9 @@ func TestEntry(t *testing.T) {
 		require.Equal(t, []string{page(1)}, urlsOf(site, links))
 		links, err = run(t, discover.Entry{URL: u, Format: discover.FormatSitemap}, env)
 		require.NoError(t, err)
-		require.Equal(t, []string{page(2)}, urlsOf(site, links))
+		require.Len(t, links, 2)
+		require.Equal(t, page(2), strings.TrimPrefix(links[1].URL, site.URL()))
+		require.Equal(t, discover.SkipInvalid, links[0].Skip, "a line that is not a URL is counted as skipped")
 
 		// An HTML page at a sitemap URL is refused, unless EntryFormat says page.
 		site.Serve("/docs/sitemap", "text/html", []byte("<html><body><a href='page-0003'>3</a></body></html>"))

@@ -17,6 +17,11 @@ var ErrTooLarge = errors.New("discover: document larger than Env.MaxBytes")
 // http(s) URL even after resolving it against its document.
 const SkipInvalid = "invalid"
 
+// SkipTooLong is the Skip reason for a sitemap <loc> longer than the
+// sitemap parser's limit (sitemap.DefaultMaxLocBytes); the link's URL is
+// the value cut to 200 bytes.
+const SkipTooLong = "too_long"
+
 // conditional reports whether sources request their documents
 // conditionally: both a store for validators and an OnUnchanged to report
 // a 304 are needed.

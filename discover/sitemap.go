@@ -138,7 +138,10 @@ func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yi
 				}
 				return nil
 			}
-			if l.Skip == "" && !visited[l.URL] {
+			if l.Skip != "" {
+				return yield(l) // an off-host child sitemap is counted, not read
+			}
+			if !visited[l.URL] {
 				visited[l.URL] = true
 				children = append(children, sitemapDoc{url: l.URL, depth: doc.depth + 1, listed: l.LastMod})
 			}
@@ -203,14 +206,30 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 	}
 	entries := 0
 	var newest time.Time
-	p := sitemap.Parser{MaxBytes: env.maxBytes()}
+	var skipErr error
+	p := sitemap.Parser{MaxBytes: env.maxBytes(), OnSkip: func(se *sitemap.SkipError) {
+		// Entries the parser leaves out are yielded as skipped, so the
+		// engine counts them.
+		reason := SkipInvalid
+		if errors.Is(se, sitemap.ErrLocTooLong) {
+			reason = SkipTooLong
+		}
+		if skipErr == nil {
+			skipErr = emit(Link{URL: se.Loc, Depth: doc.depth, Skip: reason, Via: doc.url}, false)
+		}
+	}}
 	kind, err := p.Parse(resp.Body, func(e sitemap.Entry) error {
+		if skipErr != nil {
+			return &stopError{skipErr}
+		}
 		entries++
 		if e.LastMod.After(newest) {
 			newest = e.LastMod
 		}
 		l := Link{URL: e.Loc, LastMod: e.LastMod, Depth: doc.depth, Via: doc.url}
-		if u, err := url.Parse(e.Loc); err != nil || !sameHost(base, u) {
+		if u, err := url.Parse(e.Loc); err != nil {
+			l.Skip = SkipInvalid
+		} else if !sameHost(base, u) {
 			l.Skip = SkipOffHost
 		}
 		if err := emit(l, e.Kind == sitemap.Index); err != nil {
@@ -218,6 +237,9 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 		}
 		return nil
 	})
+	if err == nil && skipErr != nil {
+		err = &stopError{skipErr}
+	}
 	if err != nil {
 		var se *stopError
 		if errors.As(err, &se) {
