@@ -61,6 +61,12 @@ type Options struct {
 	// Words is the approximate number of words of body text per generated
 	// page (default 120).
 	Words int
+	// DocsChrome makes generated pages look like a real documentation
+	// site's: inline style and script in the head, a sidebar of 150 links,
+	// an on-page table of contents, and articles whose length varies with
+	// the page from half to twice Words, in sections with
+	// headings and code blocks. With Words 2000 pages weigh 20–60 KB.
+	DocsChrome bool
 }
 
 // Page is one page of the site. Tests read pages with Site.Page and change
@@ -240,10 +246,15 @@ configure example reference tutorial server client library module package functi
 func (s *Site) content(i, version int) string {
 	var b strings.Builder
 	n := s.opts.Words
+	if s.opts.DocsChrome {
+		n = n * (4 + (i*37)%13) / 8
+	}
 	w := func(k int) string { return words[(i*7+k*13+version*3)%len(words)] }
 	fmt.Fprintf(&b, "<p>This is page %d, revision %d.", i, version)
 	for k := 0; k < n; k++ {
-		if k%20 == 19 {
+		if s.opts.DocsChrome && k%250 == 249 {
+			fmt.Fprintf(&b, "</p>\n<h2 id=\"section-%d\">Section %d</h2>\n<pre><code class=\"language-go\">func section%d(ctx context.Context) error {\n\treturn run(ctx, %d)\n}\n</code></pre>\n<p>", k/250, k/250, k/250, k)
+		} else if k%20 == 19 {
 			b.WriteString("</p>\n<p>")
 		}
 		b.WriteString(" ")
@@ -334,6 +345,14 @@ func (s *Site) Edit(path string) {
 		fmt.Sscanf(strings.TrimPrefix(p.Path, s.opts.PathPrefix), "page-%d", &i)
 		p.Content = s.content(i, p.Version)
 	})
+}
+
+// Touch makes a new revision of the page at path whose real content is
+// unchanged (a site rebuild, a moved footer date): its ETag, Last-Modified
+// and sitemap lastmod move, and the body is the same except for its
+// volatile block, if it has one.
+func (s *Site) Touch(path string) {
+	s.Update(path, s.touch)
 }
 
 // SetContent replaces the page's article HTML (a new revision).
@@ -742,7 +761,13 @@ func (s *Site) render(p *Page, seq int) []byte {
 	if p.Canonical != "" {
 		fmt.Fprintf(&b, "<link rel=\"canonical\" href=\"%s\">\n", p.Canonical)
 	}
+	if s.opts.DocsChrome {
+		b.WriteString(docsHead)
+	}
 	b.WriteString("</head><body>\n<header><nav><a href=\"/\">Home</a> <a href=\"" + s.opts.PathPrefix + "\">Docs</a></nav></header>\n")
+	if s.opts.DocsChrome {
+		s.sidebar(&b)
+	}
 	b.WriteString("<main><article>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n%s", p.Title, p.Content)
 	if p.Volatile {
@@ -758,6 +783,24 @@ func (s *Site) render(p *Page, seq int) []byte {
 	}
 	b.WriteString("</article></main>\n<footer><p>© 2026 Example Docs. All rights reserved.</p></footer>\n</body></html>\n")
 	return b.Bytes()
+}
+
+// docsHead is the inline style and script of a DocsChrome page.
+var docsHead = "<style>" + strings.Repeat(".sidebar a{display:block;padding:2px 8px;color:#334}.toc li{margin:0}pre{background:#f6f8fa;padding:12px}", 12) + "</style>\n" +
+	"<script>window.__DOCS__={version:\"1.0\",search:{index:\"/search-index.json\"}};" + strings.Repeat("document.querySelectorAll('pre').forEach(function(e){e.dataset.copy=1});", 10) + "</script>\n"
+
+// sidebar writes a DocsChrome page's navigation: 150 links in sections.
+func (s *Site) sidebar(b *bytes.Buffer) {
+	b.WriteString("<aside class=\"sidebar\"><nav aria-label=\"Documentation\">\n")
+	for sec := 0; sec < 10; sec++ {
+		fmt.Fprintf(b, "<h3>Section %d</h3>\n<ul>\n", sec+1)
+		for k := 0; k < 15; k++ {
+			j := sec*15 + k + 1
+			fmt.Fprintf(b, "<li><a class=\"sidebar-link\" href=\"%spage-%04d\">%s %s</a></li>\n", s.opts.PathPrefix, j, words[j%len(words)], words[(j*3)%len(words)])
+		}
+		b.WriteString("</ul>\n")
+	}
+	b.WriteString("</nav></aside>\n<nav class=\"toc\"><ul><li><a href=\"#example\">Example</a></li><li><a href=\"#settings\">Settings</a></li></ul></nav>\n")
 }
 
 func (s *Site) sitemapLocked(path string) ([]byte, bool) {

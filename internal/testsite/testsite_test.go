@@ -201,3 +201,52 @@ func TestListen(t *testing.T) {
 	_, err = testsite.Listen(strings.TrimPrefix(s.URL(), "http://"), testsite.Options{})
 	require.ErrorContains(t, err, "testsite: listen on")
 }
+
+func TestDocsChromePagesWeighLikeRealDocs(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 30, Words: 2000, DocsChrome: true})
+	defer s.Close()
+	for _, path := range s.Paths() {
+		_, body := get(t, s, path, nil)
+		require.Greater(t, len(body), 20<<10, path)
+		require.Less(t, len(body), 60<<10, path)
+		require.Contains(t, string(body), `class="sidebar-link"`)
+	}
+}
+
+func TestTouchMovesValidatorsNotContent(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 2})
+	defer s.Close()
+	path := s.Paths()[0]
+	resp, before := get(t, s, path, nil)
+	etag := resp.Header.Get("ETag")
+	s.Touch(path)
+	resp, after := get(t, s, path, map[string]string{"If-None-Match": etag})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the ETag moved")
+	require.NotEqual(t, etag, resp.Header.Get("ETag"))
+	require.Equal(t, string(before), string(after), "the body did not")
+}
+
+func TestMaxInFlightCountsParallelPageRequests(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 3})
+	defer s.Close()
+	s.Slow("*", 100*time.Millisecond)
+	done := make(chan struct{})
+	for _, path := range s.Paths() {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			resp, err := s.Client().Get(s.URL() + path)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range s.Paths() {
+		<-done
+	}
+	require.Equal(t, 3, s.MaxInFlight())
+	s.ResetLog()
+	require.Zero(t, s.MaxInFlight())
+	get(t, s, "/robots.txt", nil)
+	require.Zero(t, s.MaxInFlight(), "robots.txt is not a page")
+}

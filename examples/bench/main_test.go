@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestBenchRunsEveryScenario(t *testing.T) {
+	const pages = 200
+	res, err := run(context.Background(), options{Pages: pages, Rounds: 1, Concurrency: 4, Words: 400})
+	require.NoError(t, err)
+	rows := map[string]Row{}
+	for _, r := range res.Rows {
+		rows[r.Scenario] = r
+	}
+	require.Len(t, rows, len(scenarios))
+	for _, sc := range []string{scBare, scColly, scCollyMD, scCold, scPipelineCold} {
+		require.Equal(t, pages, rows[sc].Median.Pages, sc)
+	}
+	colly := rows[scColly].Median
+	require.InDelta(t, 1, rows[scColly].VsColly, 1e-9)
+	cold := rows[scCold].Median.Bytes
+	require.GreaterOrEqual(t, cold, colly.Bytes, "a cold run downloads every page, as colly does")
+	require.Less(t, cold, colly.Bytes*21/20, "plus robots.txt and the sitemap")
+	allDue := rows[scAllDue].Median
+	require.Equal(t, pages, allDue.Scheduled)
+	require.LessOrEqual(t, allDue.Requests, pages+2, "one request a page, robots.txt and the sitemap")
+	require.Less(t, allDue.Bytes*50, colly.Bytes, "304s carry no body")
+	require.LessOrEqual(t, rows[scNothingDue].Median.Requests, 2, "nothing due: robots.txt and the sitemap at most")
+	require.Equal(t, pages*3/100, rows[scLastmod].Median.Pages, "only the rows whose lastmod moved")
+	require.Positive(t, rows[scPipelineCold].Median.Vectors)
+
+	var out bytes.Buffer
+	require.NoError(t, res.table(&out))
+	for _, sc := range scenarios {
+		require.Contains(t, out.String(), sc)
+	}
+	require.True(t, strings.HasPrefix(out.String(), "200 pages"), out.String())
+}
+
+func TestBenchRejectsBadOptions(t *testing.T) {
+	_, err := run(context.Background(), options{Pages: 0, Rounds: 1, Concurrency: 1})
+	require.Error(t, err)
+	_, err = run(context.Background(), options{Pages: 10, Rounds: 1, Concurrency: 1, Only: "nope"})
+	require.ErrorContains(t, err, "unknown scenario")
+}
