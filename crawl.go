@@ -50,12 +50,25 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	if err != nil {
 		return ctx, discover.Validators{}, "", fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}
+	if row.Excluded != "" {
+		// Known not to be a page: not requested, listed as it is.
+		r.mu.Lock()
+		r.rep.Due--
+		delete(r.tickets, n)
+		r.mu.Unlock()
+		return ctx, discover.Validators{}, skipKnown, nil
+	}
 	v := discover.Validators{}
 	if !row.Gone {
 		v = discover.Validators{ETag: row.ETag, LastModified: row.LastModified}
 	}
 	return context.WithValue(ctx, ticketKey{}, t), v, "", nil
 }
+
+// skipKnown is Prepare's skip for a crawled URL whose row is excluded
+// (not a page): the crawl does not request it, and the engine accepts the
+// link as listed, as a sitemap's listing of the same URL would be.
+const skipKnown = "\x00known"
 
 // Handle implements discover.PageHandler.
 func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]string, error) {

@@ -142,7 +142,7 @@ func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 	r.mu.Lock()
 	r.rep.Discovered++
 	r.mu.Unlock()
-	if l.Skip != "" {
+	if l.Skip != "" && l.Skip != skipKnown {
 		r.skip(l.URL, l.Skip)
 		return nil
 	}

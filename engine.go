@@ -97,6 +97,7 @@ func New(cfg Config) (*Engine, error) {
 			UserAgent: cfg.UserAgent,
 			Timeout:   e.limits.RequestTimeout,
 			MaxBytes:  e.limits.MaxBytes,
+			Accept:    func(ct string) bool { return ct == "" || isDocument(ct, nil, false) },
 			Clock:     cfg.Clock,
 			Logger:    cfg.Logger,
 		}

@@ -224,6 +224,10 @@ func (p *pageRun) notModified(ctx context.Context) {
 // body handles an answer with content.
 func (p *pageRun) body(ctx context.Context) []string {
 	r, e := p.r, p.r.e
+	if !isDocument(p.resp.ContentType, p.resp.Body, p.crawl) {
+		p.notDocument(ctx)
+		return nil
+	}
 	r.stage(StageExtract, 0)
 	doc, err := pageContent(p.resp, int(e.limits.MaxBytes))
 	if err != nil {
@@ -270,6 +274,24 @@ func (p *pageRun) body(ctx context.Context) []string {
 	p.markdown = doc.Markdown
 	p.commit(ctx, &res, outcome, a)
 	return doc.Links
+}
+
+// notDocument records an answer that is not a page: the row is excluded
+// from the due queue, so the URL is not requested again.
+func (p *pageRun) notDocument(ctx context.Context) {
+	r := p.r
+	r.stage(StageCommit, 0)
+	res := crawlstate.Result{URL: p.row.URL, At: p.now, Excluded: SkipNotDocument}
+	if err := r.e.cfg.State.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
+		if ctx.Err() == nil {
+			p.fail(ctx, StageCommit, err)
+		}
+		return
+	}
+	r.stage(StageCommit, 1)
+	p.event(StageCommit, true, "", "not a document ("+p.resp.ContentType+"): excluded")
+	p.logEvents(ctx)
+	r.skipDue(p.row, SkipNotDocument)
 }
 
 // aliasOf returns the normalized canonical URL a page declares when the

@@ -52,6 +52,12 @@ const (
 	SkipDuplicate = "duplicate" // a crawl reached a URL already handled in this run
 	SkipShutdown  = "shutdown"  // Engine.Shutdown stopped the run first; the row stays due
 	SkipError     = "error"     // a fatal fetcher error stopped the run first; the row stays due
+	// SkipNotDocument: the URL answered with something that is not a page
+	// (an image, an archive, a notebook, a feed: anything but HTML, and
+	// for a sitemap or llms.txt source Markdown or plain text); the row
+	// is excluded from the due queue and not requested again unless a
+	// sitemap moves its lastmod.
+	SkipNotDocument = "not_document"
 )
 
 // Reasons named by Report.StoppedBy.

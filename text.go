@@ -6,6 +6,8 @@ import (
 	"mime"
 	"strings"
 
+	"github.com/gabriel-vasile/mimetype"
+
 	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/fetch"
 )
@@ -45,4 +47,32 @@ func pageContent(resp *fetch.Response, maxBytes int) (content, error) {
 	default:
 		return content{}, fmt.Errorf("%w %q", ErrUnsupportedType, resp.ContentType)
 	}
+}
+
+// isDocument reports whether an answer with the given Content-Type is a
+// page the engine turns into text: HTML or XHTML, and, unless the page
+// was reached by a crawl (html set), Markdown or plain text. Without a
+// Content-Type the first bytes of body decide (mimetype detection). The
+// engine skips every other answer as SkipNotDocument.
+func isDocument(contentType string, body []byte, html bool) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(strings.ToLower(contentType), ";")
+		mt = strings.TrimSpace(mt)
+	}
+	if mt == "" {
+		head := body[:min(len(body), 3072)]
+		d := mimetype.Detect(head)
+		if d.Is("text/html") || d.Is("application/xhtml+xml") {
+			return true
+		}
+		return !html && d.Is("text/plain")
+	}
+	switch mt {
+	case "text/html", "application/xhtml+xml":
+		return true
+	case "text/markdown", "text/x-markdown", "text/plain":
+		return !html
+	}
+	return false
 }

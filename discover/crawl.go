@@ -42,10 +42,15 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 //
 // Links are resolved against the page's final URL (colly honours <base
 // href>) and normalized with Normalize (keeping the trailing slash as
-// written, so the request goes to the spelling the site uses); the
-// normalized identity, under Normalize as is, dedupes them: variants that
-// differ only by a tracking parameter, a fragment, parameter order or a
-// trailing slash are requested once. A page's final URL after redirects
+// written, so the request goes to the spelling the site uses). Links
+// whose path names a file that is not a page (NotDocumentPath: images,
+// archives, media, fonts, notebooks, source files, feeds, Sphinx's
+// _sources/) are not requested. A 2xx answer whose Content-Type is not
+// HTML is not read: without Env.Pages it has no links; with it, Handle
+// receives the status, header and Content-Type with an empty body. The
+// normalized identity, under Normalize as is, dedupes the links: variants
+// that differ only by a tracking parameter, a fragment, parameter order
+// or a trailing slash are requested once. A page's final URL after redirects
 // is marked as seen too.
 //
 // Every request goes through Env.Client unchanged: its transport (the
@@ -73,7 +78,8 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 //
 // Each page the crawl decides to request is yielded, before the request,
 // as a Link with the URL as requested and its depth (Via is empty). A
-// link that is off scope, already seen or cut by a cap yields nothing.
+// link that is off scope, already seen, not a page by its path or cut by
+// a cap yields nothing.
 //
 // Without Env.Pages the crawl extracts the links itself (every <a href>
 // of a 2xx HTML answer). A page whose request failed on the network or
@@ -153,6 +159,7 @@ type pageResult struct {
 	links       []string
 	err         error
 	local       bool // err is the crawl's own refusal of the answer
+	notHTML     bool // a 2xx answer that is not HTML; its body was not read
 }
 
 type crawler struct {
@@ -192,6 +199,11 @@ func (cr *crawler) collector() *colly.Collector {
 	col.OnResponseHeaders(func(r *colly.Response) {
 		res := r.Ctx.GetAny(resultKey).(*pageResult)
 		res.status, res.final = r.StatusCode, r.Request.URL.String()
+		if ct := r.Headers.Get("Content-Type"); r.StatusCode >= 200 && r.StatusCode < 300 && ct != "" && !htmlType(ct) {
+			res.header, res.contentType, res.notHTML = r.Headers.Clone(), ct, true
+			r.Request.Abort()
+			return
+		}
 		ce := strings.ToLower(r.Headers.Get("Content-Encoding"))
 		ct := strings.ToLower(r.Headers.Get("Content-Type"))
 		if strings.Contains(ce, "gzip") || (ce == "" && strings.Contains(ct, "gzip")) || strings.HasSuffix(strings.ToLower(r.Request.URL.Path), ".xml.gz") {
@@ -217,7 +229,7 @@ func (cr *crawler) collector() *colly.Collector {
 	})
 	col.OnError(func(r *colly.Response, err error) {
 		res := r.Ctx.GetAny(resultKey).(*pageResult)
-		if res.err == nil && res.body == nil {
+		if res.err == nil && res.body == nil && !res.notHTML {
 			res.err = err
 		}
 	})
@@ -317,7 +329,7 @@ func (cr *crawler) fetch(reqCtx context.Context, item crawlItem, v Validators) *
 	v.setOn(hdr)
 	cr.col.Context = reqCtx
 	err := cr.col.Request(http.MethodGet, item.url, nil, cctx, hdr)
-	if err != nil && res.err == nil && res.body == nil {
+	if err != nil && res.err == nil && res.body == nil && !res.notHTML {
 		res.err = err
 	}
 	if res.err != nil {
@@ -382,7 +394,7 @@ func (cr *crawler) enqueue(base string, depth int, links []string, yield func(Li
 			}
 			continue
 		}
-		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) {
+		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) || NotDocumentPath(abs) {
 			continue
 		}
 		if depth > cr.env.maxDepth() {
@@ -440,6 +452,13 @@ func reachedNetwork(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// htmlType reports whether a Content-Type is HTML or XHTML.
+func htmlType(contentType string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	mt = strings.TrimSpace(mt)
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 // recoded reports whether colly converted a body of n bytes served with
@@ -500,7 +519,7 @@ func countPageLinks(body []byte, pageURL string) int {
 						if b, err := request.Resolve(pageURL, ref); err == nil {
 							base = b
 						}
-					} else if abs, err := request.Resolve(base, ref); err == nil && sc.contains(abs) {
+					} else if abs, err := request.Resolve(base, ref); err == nil && sc.contains(abs) && !NotDocumentPath(abs) {
 						if key, err := normalize.URL(abs); err == nil {
 							seen[key] = struct{}{}
 						}

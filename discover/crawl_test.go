@@ -351,7 +351,7 @@ func TestCrawlRefusedBodies(t *testing.T) {
 	h := newHandlerDouble()
 	links, err := run(t, discover.Crawl{URL: site.PageURL(page(1))}, discover.Env{Client: site.Client(), Pages: h, MaxBytes: 4 << 10})
 	require.NoError(t, err, "refused bodies are no failures")
-	require.Equal(t, []string{page(1), "/docs/", "/docs/huge", "/docs/bomb.xml.gz", "/docs/archive", "/docs/latin"}, urlsOf(site, links))
+	require.Equal(t, []string{page(1), "/docs/", "/docs/huge", "/docs/archive", "/docs/latin"}, urlsOf(site, links), "a .xml.gz link is not a page: not requested")
 	// The log is in order of completed answers, and the server goroutine
 	// of the huge answer (cut short by the client) may log it late.
 	require.Eventually(t, func() bool { return len(site.Requests()) == len(links) }, 5*time.Second, 5*time.Millisecond)
@@ -361,8 +361,11 @@ func TestCrawlRefusedBodies(t *testing.T) {
 		byPath[strings.TrimPrefix(p.URL, site.URL())] = p
 	}
 	require.ErrorIs(t, byPath["/docs/huge"].Err, discover.ErrTooLarge)
-	require.ErrorContains(t, byPath["/docs/bomb.xml.gz"].Err, "gzip-compressed body")
-	require.ErrorContains(t, byPath["/docs/archive"].Err, "gzip-compressed body")
+	archive := byPath["/docs/archive"]
+	require.NoError(t, archive.Err, "an answer that is not HTML is no failure")
+	require.Equal(t, http.StatusOK, archive.Status)
+	require.Equal(t, "application/x-gzip", archive.ContentType, "Handle learns what it is")
+	require.Empty(t, archive.Body, "its body is not read")
 	latin := byPath["/docs/latin"]
 	require.NoError(t, latin.Err)
 	require.Contains(t, string(latin.Body), "café crème", "colly converted the body to UTF-8")
@@ -413,4 +416,51 @@ func TestCrawlBadEntry(t *testing.T) {
 	require.ErrorContains(t, err, "absolute http(s) URL")
 	_, err = run(t, discover.Crawl{URL: "https://docs.example.com/"}, discover.Env{})
 	require.ErrorIs(t, err, discover.ErrNoClient)
+}
+
+// A crawl of a documentation build requests its pages only: images,
+// archives, scripts, notebooks, fonts, feeds and _sources/ are not
+// requested; a download only its Content-Type shows to be a file is
+// requested, not read, and yields no links.
+func TestCrawlRequestsOnlyDocuments(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 5})
+	defer site.Close()
+	assets := site.AddAssets()
+	links, err := run(t, discover.Crawl{URL: site.PageURL(page(1))}, discover.Env{Client: site.Client()})
+	require.NoError(t, err)
+	want := []string{page(1), "/docs/", page(2), page(3), "/docs/download/dataset", page(4), page(5)}
+	require.Equal(t, want, urlsOf(site, links))
+	require.ElementsMatch(t, want, paths(site.Requests()))
+	for _, a := range assets {
+		if a.Path != "/docs/download/dataset" {
+			require.Zero(t, site.Count(func(r testsite.Request) bool { return r.Path == a.Path }), a.Path)
+		}
+	}
+}
+
+func TestNotDocumentPath(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"https://x.test/docs/", false},
+		{"https://x.test/docs/intro", false},
+		{"https://x.test/docs/intro.html", false},
+		{"https://x.test/docs/v1.2/", false},
+		{"https://x.test/docs/v1.2", false},
+		{"https://x.test/docs/logo.PNG", true},
+		{"https://x.test/docs/a.tar.gz", true},
+		{"https://x.test/docs/tutorial.ipynb", true},
+		{"https://x.test/docs/examples/plot.py", true},
+		{"https://x.test/docs/_sources/intro.rst.txt", true},
+		{"https://x.test/docs/_sources/", true},
+		{"https://x.test/docs/_static/css/theme.css", true},
+		{"https://x.test/docs/feed.xml?page=2", true},
+		{"https://x.test/docs/index.atom", true},
+		{"https://x.test/docs/font.woff2#x", true},
+		{"https://x.test/docs/manual.pdf", true},
+		{"/relative/clip.mp4", true},
+	} {
+		require.Equal(t, tc.want, discover.NotDocumentPath(tc.url), tc.url)
+	}
 }

@@ -137,3 +137,21 @@ func ExampleParseFormat() {
 	// "" <nil>
 	// "" discover: unknown EntryFormat "feed": use sitemap, llms.txt or page, or leave it empty to detect
 }
+
+func ExampleNotDocumentPath() {
+	for _, u := range []string{
+		"https://docs.example.com/guide/install.html",
+		"https://docs.example.com/guide/",
+		"https://docs.example.com/_images/architecture.png",
+		"https://docs.example.com/_sources/install.rst.txt",
+		"https://docs.example.com/notebooks/tour.ipynb",
+	} {
+		fmt.Println(discover.NotDocumentPath(u), u)
+	}
+	// Output:
+	// false https://docs.example.com/guide/install.html
+	// false https://docs.example.com/guide/
+	// true https://docs.example.com/_images/architecture.png
+	// true https://docs.example.com/_sources/install.rst.txt
+	// true https://docs.example.com/notebooks/tour.ipynb
+}

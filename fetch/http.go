@@ -64,6 +64,11 @@ type HTTP struct {
 	// attempt n waits a random duration in [0, min(MaxBackoff, BaseBackoff·2ⁿ)].
 	BaseBackoff time.Duration
 	MaxBackoff  time.Duration
+	// Accept, when set, is asked about the Content-Type of every 2xx
+	// answer before its body is read; an answer whose type it refuses is
+	// returned with an empty Body, unread (the engine refuses images,
+	// archives and other files that are not pages).
+	Accept func(contentType string) bool
 	// Clock times the waits (default: the system clock).
 	Clock clock.Clock
 	// Logger receives retry decisions at debug level (default: discard).
@@ -188,6 +193,8 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 	case resp.StatusCode == http.StatusNotModified, out.Gone():
 		drain(resp.Body)
 		return out, -1, nil
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && h.Accept != nil && !h.Accept(out.ContentType):
+		return out, -1, nil // closing the unread body releases the connection
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		limit := orDefault(h.MaxBytes, DefaultMaxBytes)
 		body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))

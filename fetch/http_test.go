@@ -190,3 +190,18 @@ func TestBadURL(t *testing.T) {
 	_, err := (&fetch.HTTP{}).Fetch(context.Background(), fetch.Request{URL: "http://[::1"})
 	require.Error(t, err)
 }
+
+func TestAcceptRefusesTypesUnread(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 1})
+	big := make([]byte, 4<<20)
+	img := s.AddRaw("/docs/big.png", "image/png", big)
+	f := &fetch.HTTP{MaxBytes: 1 << 20, Accept: func(ct string) bool { return ct == "text/html; charset=utf-8" }}
+	resp, err := f.Fetch(context.Background(), fetch.Request{URL: img})
+	require.NoError(t, err, "a refused type is an answer, not a size failure")
+	require.Equal(t, http.StatusOK, resp.Status)
+	require.Equal(t, "image/png", resp.ContentType)
+	require.Empty(t, resp.Body, "the body is not read")
+	page, err := f.Fetch(context.Background(), fetch.Request{URL: s.PageURL(s.Paths()[0])})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Body)
+}

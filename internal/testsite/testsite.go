@@ -416,6 +416,84 @@ func (s *Site) Serve(path, contentType string, body []byte) string {
 	return s.srv.URL + path
 }
 
+// Asset is a file of a documentation build that is not a page.
+type Asset struct {
+	Path        string
+	ContentType string
+	Size        int
+}
+
+// AddAssets gives the site the files a Sphinx-like documentation build
+// links to besides its pages, and links every generated page to them: a
+// PNG image, a zip archive, a Python script, a Jupyter notebook, a font
+// and an Atom feed shared by all pages, each page's reStructuredText
+// source under /_sources/ (text/plain, as Sphinx serves it), and a
+// download without a file extension that answers application/zip, which
+// only its Content-Type tells apart from a page. Assets have ETags and
+// are not listed in the sitemap or llms.txt. Call it before the first
+// request; it returns the assets, shared ones first.
+func (s *Site) AddAssets() []Asset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pre := s.opts.PathPrefix
+	shared := []Asset{
+		{pre + "_images/architecture.png", "image/png", 48 << 10},
+		{pre + "_downloads/examples.zip", "application/zip", 160 << 10},
+		{pre + "_downloads/tutorial.py", "text/x-python", 6 << 10},
+		{pre + "tutorial.ipynb", "application/x-ipynb+json", 24 << 10},
+		{pre + "_static/fonts/lato.woff2", "font/woff2", 32 << 10},
+		{pre + "feed.atom", "application/atom+xml", 4 << 10},
+		{pre + "download/dataset", "application/zip", 96 << 10},
+	}
+	var out []Asset
+	for _, a := range shared {
+		s.docs[a.Path] = document{contentType: a.ContentType, body: assetBody(a)}
+		out = append(out, a)
+	}
+	for _, path := range s.order {
+		p := s.pages[path]
+		if !strings.HasPrefix(path, pre) || p.Raw != nil {
+			continue
+		}
+		src := Asset{pre + "_sources/" + strings.TrimPrefix(path, pre) + ".rst.txt", "text/plain; charset=utf-8", 2 << 10}
+		s.docs[src.Path] = document{contentType: src.ContentType, body: assetBody(src)}
+		out = append(out, src)
+		p.Links = append(p.Links, src.Path)
+		for _, a := range shared {
+			p.Links = append(p.Links, a.Path)
+		}
+	}
+	return out
+}
+
+// assetBody is a deterministic body of a's size, starting like a file of
+// its type (a PNG signature, a zip header, a script...).
+func assetBody(a Asset) []byte {
+	var head string
+	switch {
+	case strings.HasPrefix(a.ContentType, "image/png"):
+		head = "\x89PNG\r\n\x1a\n"
+	case strings.HasPrefix(a.ContentType, "application/zip"):
+		head = "PK\x03\x04"
+	case strings.HasPrefix(a.ContentType, "font/woff2"):
+		head = "wOF2"
+	case strings.HasPrefix(a.ContentType, "application/x-ipynb+json"):
+		head = `{"cells": [], "nbformat": 4, "metadata": {}, "pad": "`
+	case strings.HasPrefix(a.ContentType, "application/atom+xml"):
+		head = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Docs</title></feed><!-- `
+	case strings.HasPrefix(a.ContentType, "text/x-python"):
+		head = "# tutorial\nprint('hello')\n# "
+	default:
+		head = "Page\n====\n\n.. note:: source of " + a.Path + "\n\n"
+	}
+	b := make([]byte, a.Size)
+	n := copy(b, head)
+	for i := n; i < len(b); i++ {
+		b[i] = 'a' + byte((i*31+len(a.Path))%26)
+	}
+	return b
+}
+
 // ScriptOnlyHTML is a page whose content is rendered by client-side
 // JavaScript: an empty app root and scripts.
 const ScriptOnlyHTML = `<!doctype html><html><head><title>App</title><script src="/static/app.js"></script></head>
