@@ -81,6 +81,9 @@ type Options struct {
 	// parsed: the Markdown converter cannot be interrupted, so the size of
 	// its input is what bounds its time.
 	MaxBytes int
+	// Rules are generator rules tried before BuiltinRules, in order (see
+	// Rule). A selector that does not parse fails the call with ErrRule.
+	Rules []Rule
 }
 
 // FromHTML extracts the readable content and metadata of an HTML page
@@ -118,6 +121,9 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 	if err != nil || !isHTTP(page) {
 		return Document{}, fmt.Errorf("%w: got %q", ErrPageURL, pageURL)
 	}
+	if err := checkRules(opts.Rules); err != nil {
+		return Document{}, err
+	}
 	text := decode(body, opts.ContentType)
 	doc, err := html.Parse(bytes.NewReader(text))
 	if err != nil {
@@ -133,10 +139,18 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 		Lang:        lang(doc),
 		Description: description(doc),
 	}
-	if scriptRendered(doc) {
-		return out, ErrScriptRendered
+	restoreTextTags(doc)
+	var md string
+	if sel, ok := chooseContainer(doc, opts.Rules); ok && hasWords(visibleText(sel.container)) {
+		// A documentation page: its generator's container is the content,
+		// however short, and static API pages are never script shells.
+		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title))
+	} else {
+		if scriptRendered(doc) {
+			return out, ErrScriptRendered
+		}
+		md, err = readableMarkdown(doc, base)
 	}
-	md, err := readableMarkdown(doc, base)
 	if err != nil {
 		return out, err
 	}

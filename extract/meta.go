@@ -161,3 +161,21 @@ func lang(doc *html.Node) string {
 	}
 	return ""
 }
+
+// titleSeparators divide a <title> into the page's and the site's name.
+var titleSeparators = []string{" | ", " — ", " – ", " - ", " · ", " :: ", " » "}
+
+// pageTitle is a <title> without its site suffix: the part before the
+// first separator, or the whole title when it has none.
+func pageTitle(full string) string {
+	cut := len(full)
+	for _, sep := range titleSeparators {
+		if i := strings.Index(full, sep); i > 0 && i < cut {
+			cut = i
+		}
+	}
+	if t := strings.TrimSpace(full[:cut]); t != "" {
+		return t
+	}
+	return full
+}

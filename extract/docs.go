@@ -1,0 +1,308 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// utilityHidden are the class names of the common CSS frameworks that
+// hide an element from sight (text for screen readers only).
+var utilityHidden = map[string]bool{"sr-only": true, "visually-hidden": true, "screen-reader-text": true}
+
+// containerMarkdown converts the container sel chose, after removing its
+// chrome, and makes the page title its first line. doc is modified.
+func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle string) (string, error) {
+	c := sel.container
+	var outsideTitle string
+	if sel.rule != nil {
+		if t := first(doc, sel.rule.Title); t != nil && !contains(c, t) {
+			outsideTitle = collapseSpace(textContent(t))
+		}
+	}
+	cleanContainer(c, sel.rule)
+	leadWithH1(c)
+	normalizeCode(c)
+	absolutizeLinks(c, base)
+	unwrapHeadingLinks(c)
+	unwrapBareLinks(c)
+	flattenTableCells(c)
+
+	// Convert the container alone: detached, it is its own document.
+	holder := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	if c.Parent != nil {
+		c.Parent.RemoveChild(c)
+	}
+	holder.AppendChild(c)
+	out, err := markdown.ConvertNode(holder, converter.WithDomain(base.String()))
+	if err != nil {
+		return "", fmt.Errorf("extract: converting to Markdown: %w", err)
+	}
+	md := string(bytes.TrimSpace(out))
+	title := outsideTitle
+	if title == "" && find(c, atom.H1) == nil {
+		title = pageTitle
+	}
+	if title != "" && hasWords(md) {
+		md = "# " + escapeHeading(title) + "\n\n" + md
+	}
+	return md, nil
+}
+
+// leadWithH1 moves the container's first <h1> to its start when text but
+// no other heading comes before it (Javadoc's "Package x" line, version
+// badges), so that the title is the Markdown's first line.
+func leadWithH1(c *html.Node) {
+	var h1 *html.Node
+	headingFirst := false
+	walk(c, func(n *html.Node) bool {
+		if h1 != nil || headingFirst {
+			return false
+		}
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.H1:
+				h1 = n
+				return false
+			case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				headingFirst = true
+				return false
+			}
+		}
+		return true
+	})
+	if h1 == nil || headingFirst || c.FirstChild == h1 {
+		return
+	}
+	h1.Parent.RemoveChild(h1)
+	c.InsertBefore(h1, c.FirstChild)
+}
+
+func contains(root, n *html.Node) bool {
+	for p := n; p != nil; p = p.Parent {
+		if p == root {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeHeading keeps a title from reading as Markdown other than heading text.
+func escapeHeading(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, "`", "\\`", "#", `\#`)
+	return r.Replace(s)
+}
+
+// cleanContainer removes from c what a reader of the page does not see as
+// its content: the rule's chrome selectors, scripts, styles, media, form
+// controls and forms, <nav>, hidden elements, tab lists, screen-reader-only
+// text, comments and word-less in-page permalinks.
+func cleanContainer(c *html.Node, rule *Rule) {
+	doomed := map[*html.Node]bool{}
+	if rule != nil {
+		for _, sel := range rule.Remove {
+			s, err := compile(sel)
+			if err != nil {
+				continue
+			}
+			for _, n := range s.MatchAll(c) {
+				if n != c {
+					doomed[n] = true
+				}
+			}
+		}
+	}
+	var list []*html.Node
+	walk(c, func(n *html.Node) bool {
+		if n == c {
+			return true
+		}
+		if doomed[n] {
+			list = append(list, n)
+			return false
+		}
+		switch n.Type {
+		case html.CommentNode:
+			list = append(list, n)
+			return false
+		case html.ElementNode:
+		default:
+			return true
+		}
+		if removedTags[n.DataAtom] || n.Namespace != "" {
+			list = append(list, n)
+			return false
+		}
+		switch n.DataAtom {
+		case atom.Nav, atom.Form, atom.Menu:
+			list = append(list, n)
+			return false
+		}
+		role := strings.ToLower(strings.TrimSpace(attr(n, "role")))
+		if role == "navigation" || role == "tablist" || role == "search" || isHiddenInContent(n) || isPermalink(n) {
+			list = append(list, n)
+			return false
+		}
+		for _, t := range classTokens(n) {
+			if utilityHidden[t] {
+				list = append(list, n)
+				return false
+			}
+		}
+		return true
+	})
+	for _, n := range list {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+}
+
+// isHiddenInContent reports an element hidden by attribute or inline style.
+// aria-hidden is not enough inside content: highlighters and heading
+// widgets mark visible text with it.
+func isHiddenInContent(n *html.Node) bool {
+	if hasAttr(n, "hidden") {
+		return true
+	}
+	style := strings.ToLower(strings.Join(strings.Fields(attr(n, "style")), ""))
+	return strings.Contains(style, "display:none")
+}
+
+// unwrapHeadingLinks replaces in-page links wrapping heading text (mdBook,
+// Hugo) by their text: the heading is the anchor's target, not a link.
+func unwrapHeadingLinks(root *html.Node) {
+	var links []*html.Node
+	walk(root, func(n *html.Node) bool {
+		switch n.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			if n.Type == html.ElementNode {
+				walk(n, func(a *html.Node) bool {
+					if isElement(a, atom.A) && strings.HasPrefix(strings.TrimSpace(attr(a, "href")), "#") {
+						links = append(links, a)
+					}
+					return true
+				})
+				return false
+			}
+		}
+		return true
+	})
+	for _, a := range links {
+		removeAttr(a, "href")
+	}
+}
+
+// tableBreakers are elements the Markdown table converter cannot put in a
+// cell; with one inside, it gives up and writes the table as paragraphs.
+var tableBreakers = map[atom.Atom]bool{
+	atom.Ul: true, atom.Ol: true, atom.Blockquote: true, atom.Hr: true, atom.Table: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Pre: true, atom.Dl: true,
+}
+
+// flattenTableCells rewrites block content of table cells (lists,
+// quotes, headings, code blocks, nested tables) as lines of inline text,
+// so that every data table becomes a pipe table. A table whose cells are
+// all layout (one row, such as an admonition box) is left alone.
+func flattenTableCells(root *html.Node) {
+	var cells []*html.Node
+	walk(root, func(n *html.Node) bool {
+		if isElement(n, atom.Td) || isElement(n, atom.Th) {
+			cells = append(cells, n)
+			return false
+		}
+		return true
+	})
+	for _, cell := range cells {
+		var breakers []*html.Node
+		walk(cell, func(n *html.Node) bool {
+			if n != cell && n.Type == html.ElementNode && tableBreakers[n.DataAtom] {
+				breakers = append(breakers, n)
+				return false
+			}
+			return true
+		})
+		for _, b := range breakers {
+			if b.Parent == nil {
+				continue
+			}
+			lines := blockLines(b)
+			span := &html.Node{Type: html.ElementNode, Data: "span", DataAtom: atom.Span}
+			for i, l := range lines {
+				if i > 0 {
+					span.AppendChild(&html.Node{Type: html.ElementNode, Data: "br", DataAtom: atom.Br})
+				}
+				if b.DataAtom == atom.Pre {
+					code := &html.Node{Type: html.ElementNode, Data: "code", DataAtom: atom.Code}
+					code.AppendChild(&html.Node{Type: html.TextNode, Data: l})
+					span.AppendChild(code)
+				} else {
+					span.AppendChild(&html.Node{Type: html.TextNode, Data: l})
+				}
+			}
+			b.Parent.InsertBefore(span, b)
+			b.Parent.RemoveChild(b)
+		}
+	}
+}
+
+// blockLines is the text of a block element as lines: one per list item,
+// table row or line of code.
+func blockLines(n *html.Node) []string {
+	if isElement(n, atom.Pre) {
+		var out []string
+		for _, l := range strings.Split(codeText(n), "\n") {
+			if strings.TrimSpace(l) != "" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	var out []string
+	var cur strings.Builder
+	flush := func() {
+		if s := collapseSpace(cur.String()); s != "" {
+			out = append(out, s)
+		}
+		cur.Reset()
+	}
+	var visit func(*html.Node)
+	visit = func(c *html.Node) {
+		if c.Type == html.TextNode {
+			cur.WriteString(c.Data)
+			return
+		}
+		if c.Type != html.ElementNode {
+			return
+		}
+		line := false
+		switch c.DataAtom {
+		case atom.Li, atom.Tr, atom.P, atom.Dt, atom.Dd, atom.Div, atom.Br,
+			atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			line = true
+		case atom.Td, atom.Th:
+			cur.WriteByte(' ')
+		}
+		if line {
+			flush()
+		}
+		if isElement(c, atom.Li) && isElement(c.Parent, atom.Ul) {
+			cur.WriteString("• ")
+		}
+		for k := c.FirstChild; k != nil; k = k.NextSibling {
+			visit(k)
+		}
+		if line {
+			flush()
+		}
+	}
+	visit(n)
+	flush()
+	return out
+}

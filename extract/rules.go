@@ -1,0 +1,327 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Rule says how to recognise the pages of one documentation generator (or
+// theme) and where their content is. FromHTML tries Options.Rules, then
+// BuiltinRules, in order: the first rule that recognises the page and finds
+// its container decides what is converted, and readability is left out.
+// A page a rule recognises but whose container it does not find falls
+// back to its <main>, [role=main] or single <article> (the rule's Remove
+// selectors still apply); a page no rule recognises goes to readability
+// (articles and unknown sites).
+//
+// Selectors are CSS selectors as package github.com/andybalholm/cascadia
+// parses them (:has() and :not() included); an invalid one makes
+// FromHTMLWithOptions fail with ErrRule.
+type Rule struct {
+	// Name names the generator or theme, e.g. "mkdocs-material".
+	Name string
+	// Generators are case-insensitive substrings of the content of
+	// <meta name="generator"> that identify the generator's pages.
+	Generators []string
+	// Markers are selectors of markup only this generator emits; a page
+	// where one matches is recognised too.
+	Markers []string
+	// Content are selectors of the content container, tried in order; the
+	// first element one matches is what gets converted.
+	Content []string
+	// Title are selectors of the page's title heading where the theme
+	// renders it outside the content container (Starlight); its text
+	// becomes the Markdown's first line.
+	Title []string
+	// Remove are selectors of chrome inside the container: edit links,
+	// breadcrumbs, prev/next links, in-page tables of contents, feedback
+	// widgets. Elements are removed only by these selectors and by the
+	// rules every container gets (scripts, forms, buttons, <nav>, hidden
+	// elements, word-less heading permalinks); never by keywords in ids or
+	// classes.
+	Remove []string
+}
+
+// ErrRule means a Rule in Options.Rules holds a selector that does not parse.
+var ErrRule = fmt.Errorf("extract: invalid rule selector")
+
+// headingAnchors are the heading permalinks of the common generators;
+// those without words are removed anyway, these are removed even when
+// they hold a word such as "permalink".
+var headingAnchors = []string{
+	"a.headerlink", "a.hash-link", "a.header-anchor", "a.anchor", "a.anchor-heading",
+	"a.sl-anchor-link", ".sl-anchor-icon", "a.subheading-anchor", "a.td-heading-self-link",
+	"a.anchorjs-link", "a.anchor-link",
+}
+
+func with(list []string, more ...string) []string {
+	return append(append([]string(nil), list...), more...)
+}
+
+// BuiltinRules are the generator rules FromHTML knows, most specific
+// first. Each has a test page under testdata/rules. The slice may be read
+// but must not be modified; extend it with Options.Rules.
+var BuiltinRules = []Rule{
+	{
+		Name:       "mkdocs-material",
+		Generators: []string{"mkdocs-material"},
+		Markers:    []string{"article.md-content__inner"},
+		Content:    []string{"article.md-content__inner", ".md-content"},
+		Remove: with(headingAnchors, ".md-content__button", ".md-source-file", "nav.md-tags",
+			".md-feedback", ".md-source-date"),
+	},
+	{
+		Name:       "mkdocs",
+		Generators: []string{"mkdocs"},
+		Content:    []string{"div[role=main] div.section", "div[role=main]", "[itemprop=articleBody]", "main"},
+		Remove:     with(headingAnchors, ".rst-breadcrumbs-buttons", "div[role=navigation]", ".edit-on-github"),
+	},
+	{
+		Name:       "docusaurus",
+		Generators: []string{"docusaurus"},
+		Markers:    []string{".theme-doc-markdown", "#__docusaurus"},
+		Content:    []string{"article .theme-doc-markdown", "article .markdown", ".theme-doc-markdown", "main article", "main"},
+		Remove: with(headingAnchors, ".theme-doc-toc-mobile", ".theme-doc-footer",
+			".theme-doc-breadcrumbs", ".theme-doc-version-badge", ".theme-edit-this-page",
+			".pagination-nav", ".theme-doc-version-banner"),
+	},
+	{
+		Name:       "starlight",
+		Generators: []string{"starlight"},
+		Markers:    []string{".sl-markdown-content"},
+		Content:    []string{".sl-markdown-content"},
+		Title:      []string{"main .content-panel h1#_top", "h1#_top"},
+		Remove: with(headingAnchors, ".expressive-code .copy", "starlight-toc", "mobile-starlight-toc",
+			".sl-anchor-link"),
+	},
+	{
+		Name:       "vitepress",
+		Generators: []string{"vitepress"},
+		Markers:    []string{".vp-doc", "#VPContent"},
+		Content:    []string{"main .vp-doc", ".vp-doc"},
+		Remove:     with(headingAnchors, "pre.vp-code-dark", "span.lang", "button.copy", ".edit-info", ".prev-next"),
+	},
+	{
+		Name:       "vuepress",
+		Generators: []string{"vuepress"},
+		Markers:    []string{".theme-default-content", "[vp-content]"},
+		Content:    []string{".theme-default-content", "[vp-content]", "main .vp-page", "main"},
+		Remove:     with(headingAnchors, ".page-meta", ".page-nav", ".vp-page-meta", ".vp-page-nav", ".code-copy-button"),
+	},
+	{
+		Name:    "mdbook",
+		Markers: []string{"#mdbook-sidebar", "nav#sidebar .sidebar-scrollbox", ".sidebar-scrollbox", "#mdbook-content"},
+		Content: []string{"#mdbook-content main", "#content main", "main"},
+		Remove:  with(headingAnchors, ".nav-wrapper", ".nav-chapters"),
+	},
+	{
+		Name:    "docsy",
+		Markers: []string{".td-content", ".td-main"},
+		Content: []string{".td-content", "main[role=main]", "main"},
+		Remove: with(headingAnchors, "header.article-meta", ".td-page-meta", ".td-page-meta__lastmod",
+			".d-print-none", ".section-index", ".td-breadcrumbs", "nav.td-breadcrumbs", ".td-toc",
+			".feedback--title", ".td-alert--feedback"),
+	},
+	{
+		Name:    "hugo-book",
+		Markers: []string{"article.book-article", ".book-page"},
+		Content: []string{"article.book-article", ".book-page article", "main article"},
+		Remove:  with(headingAnchors, ".book-footer", ".book-comments", ".book-toc"),
+	},
+	{
+		Name:    "just-the-docs",
+		Markers: []string{"#main-content-wrap", ".side-bar .site-nav"},
+		Content: []string{"#main-content main", "#main-content"},
+		Remove:  with(headingAnchors, "nav.breadcrumb-nav", "footer", ".site-footer"),
+	},
+	{
+		Name:       "antora",
+		Generators: []string{"antora"},
+		Markers:    []string{"article.doc"},
+		Content:    []string{"article.doc", "main article"},
+		Remove:     with(headingAnchors, "aside.toc", ".toc.embedded", "nav.pagination", ".feedback", ".edit-this-page"),
+	},
+	{
+		Name:    "nextra",
+		Markers: []string{".nextra-content", ".nextra-body", ".nextra-nav-container", "[class*=nextra-]"},
+		Content: []string{"main[data-pagefind-body]", "article main", ".nextra-content main", "main"},
+		Remove: with(headingAnchors, ".nextra-breadcrumb", ".nextra-toc", "a[href^='#'].subheading-anchor",
+			".nextra-copy-button", ".nextra-feedback"),
+	},
+	{
+		Name:       "gitbook",
+		Generators: []string{"gitbook"},
+		Markers:    []string{".markdown-section", ".book-body .page-inner"},
+		Content:    []string{"section.markdown-section", ".markdown-section", ".page-inner", "main"},
+		Remove:     with(headingAnchors, ".navigation", ".page-footer", ".gitbook-link"),
+	},
+	{
+		Name:       "sphinx",
+		Generators: []string{"sphinx", "docutils"},
+		Markers:    []string{"script[src*='documentation_options.js']", "script#documentation_options", "a.headerlink"},
+		Content: []string{"article[role=main]", "article.bd-article", "[itemprop=articleBody]",
+			"div.body[role=main]", "div[role=main]", "div.body", "main"},
+		Remove: with(headingAnchors, ".content-icon-container", ".rst-breadcrumbs-buttons",
+			".prev-next-area", ".bd-header-article", ".sphx-glr-download-link-note",
+			".sphx-glr-download", ".sphx-glr-signature", ".toc-drawer"),
+	},
+	{
+		Name:       "javadoc",
+		Generators: []string{"javadoc"},
+		Markers:    []string{"div.contentContainer", "div.header h1.title", "main[role=main] .header .title"},
+		Content:    []string{"main[role=main]", "main", "body:has(div.contentContainer)"},
+		Title:      []string{"div.header h1.title", "div.header h2.title"},
+		Remove: with(headingAnchors, ".topNav", ".bottomNav", ".subNav", ".skipNav", ".top-nav",
+			".sub-nav", ".navList", "header.flex-header", ".legalCopy", ".legal-copy"),
+	},
+	{
+		Name:       "rustdoc",
+		Generators: []string{"rustdoc"},
+		Markers:    []string{"section#main-content.content", "rustdoc-search"},
+		Content:    []string{"section#main-content", "#main-content", "main"},
+		Remove: with(headingAnchors, ".out-of-band", "rustdoc-toolbar", "#copy-path", ".src",
+			"a.tooltip", ".anchor", "summary.hideme"),
+	},
+	{
+		Name:    "pkgsite",
+		Markers: []string{".UnitDoc", ".Documentation-content"},
+		Content: []string{"main .go-Main-article", "article.go-Main-article", ".UnitDoc", "main"},
+		Remove: with(headingAnchors, ".Documentation-idLink", ".UnitMeta", ".go-Main-headerBreadcrumb",
+			".UnitOutline", ".Documentation-source"),
+	},
+	{
+		Name:    "godoc",
+		Markers: []string{"#pkg-overview", "#pkg-index"},
+		Content: []string{"#page .container", "#page", "main"},
+		Remove:  with(headingAnchors, "#pkg-callgraph", ".permalink", "#footer"),
+	},
+}
+
+// fallbackContent are the containers of a recognised page whose rule
+// finds none of its own.
+var fallbackContent = []string{"main", "[role=main]"}
+
+// selectors caches compiled selectors by their text.
+var selectors sync.Map // string -> cascadia.Selector
+
+func compile(sel string) (cascadia.Selector, error) {
+	if s, ok := selectors.Load(sel); ok {
+		return s.(cascadia.Selector), nil
+	}
+	s, err := cascadia.Compile(sel)
+	if err != nil {
+		return nil, err
+	}
+	selectors.Store(sel, s)
+	return s, nil
+}
+
+// checkRules compiles every selector of rules.
+func checkRules(rules []Rule) error {
+	for _, r := range rules {
+		for _, list := range [][]string{r.Markers, r.Content, r.Title, r.Remove} {
+			for _, sel := range list {
+				if _, err := compile(sel); err != nil {
+					return fmt.Errorf("%w: rule %q: %q: %w", ErrRule, r.Name, sel, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func init() {
+	if err := checkRules(BuiltinRules); err != nil {
+		panic(err)
+	}
+	for _, s := range fallbackContent {
+		if _, err := compile(s); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// first returns the first element any of sels matches under root, trying
+// the selectors in order.
+func first(root *html.Node, sels []string) *html.Node {
+	for _, sel := range sels {
+		s, err := compile(sel)
+		if err != nil {
+			continue
+		}
+		if n := s.MatchFirst(root); n != nil {
+			return n
+		}
+	}
+	return nil
+}
+
+// generatorOf is the lower-cased content of every <meta name="generator">.
+func generatorOf(doc *html.Node) string {
+	var b strings.Builder
+	walk(doc, func(n *html.Node) bool {
+		if isElement(n, atom.Body) {
+			return false
+		}
+		if isElement(n, atom.Meta) && strings.EqualFold(attr(n, "name"), "generator") {
+			b.WriteString(strings.ToLower(attr(n, "content")))
+			b.WriteByte('\n')
+		}
+		return true
+	})
+	return b.String()
+}
+
+// recognises reports whether rule r identifies the page.
+func (r *Rule) recognises(doc *html.Node, generator string) bool {
+	for _, g := range r.Generators {
+		if g != "" && strings.Contains(generator, strings.ToLower(g)) {
+			return true
+		}
+	}
+	return first(doc, r.Markers) != nil
+}
+
+// selection is the content container chosen for a page.
+type selection struct {
+	rule      *Rule // nil for a fallback container
+	container *html.Node
+}
+
+// chooseContainer applies rules, then BuiltinRules, then the fallback
+// containers; ok is false when the page is left to readability.
+func chooseContainer(doc *html.Node, rules []Rule) (selection, bool) {
+	generator := generatorOf(doc)
+	var recognised *Rule
+	for _, set := range [][]Rule{rules, BuiltinRules} {
+		for i := range set {
+			r := &set[i]
+			if !r.recognises(doc, generator) {
+				continue
+			}
+			if c := first(doc, r.Content); c != nil {
+				return selection{rule: r, container: c}, true
+			}
+			if recognised == nil {
+				recognised = r
+			}
+		}
+	}
+	if recognised == nil {
+		return selection{}, false
+	}
+	// A documentation page whose markup its rule no longer knows (a new
+	// theme version): its landmarks still hold the content.
+	if c := first(doc, fallbackContent); c != nil {
+		return selection{rule: recognised, container: c}, true
+	}
+	if arts := cascadia.MustCompile("article").MatchAll(doc); len(arts) == 1 {
+		return selection{rule: recognised, container: arts[0]}, true
+	}
+	return selection{}, false
+}
