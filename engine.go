@@ -218,6 +218,8 @@ type run struct {
 	handled   map[string]bool    // URLs whose outcome this run already recorded (crawls)
 	tickets   map[string]*ticket // crawled URLs prepared and not yet handled
 	direct    int                // requests sent by fetchers that bypass the engine's transport
+
+	commits *committer // the state-write stage
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,
@@ -261,6 +263,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		_ = st.Unlock(context.WithoutCancel(ctx), r.source, r.owner)
 	}()
 	r.log.InfoContext(ctx, "run started")
+	r.commits = newCommitter(ctx, r)
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
 		// A site whose rules cannot be read is not touched at all.
 		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
@@ -320,6 +323,9 @@ func finished(rep *Report, at time.Time) *Report {
 }
 
 func (r *run) finish() *Report {
+	if r.commits != nil {
+		r.commits.close() // every outcome is committed and counted
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rep.FinishedAt = r.e.cfg.Clock.Now()

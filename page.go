@@ -138,13 +138,18 @@ type pageRun struct {
 }
 
 func (p *pageRun) event(stage string, ok bool, errMsg, detail string) {
-	n := 1
+	p.events = append(p.events, crawlstate.StageEvent{URL: p.row.URL, At: p.r.e.cfg.Clock.Now(), Stage: stage, Attempt: p.attempts(stage) + 1, OK: ok, Err: errMsg, Detail: detail})
+}
+
+// attempts counts the page's events of stage so far.
+func (p *pageRun) attempts(stage string) int {
+	n := 0
 	for _, ev := range p.events {
 		if ev.Stage == stage {
 			n++
 		}
 	}
-	p.events = append(p.events, crawlstate.StageEvent{URL: p.row.URL, At: p.r.e.cfg.Clock.Now(), Stage: stage, Attempt: n, OK: ok, Err: errMsg, Detail: detail})
+	return n
 }
 
 // logEvents stores the page's stage events, for Explain.
@@ -332,15 +337,16 @@ func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical s
 	}
 	p.schedule(res, schedule.Observation{At: p.now})
 	r.stage(StageCommit, 0)
-	if err := st.Record(ctx, r.source, []crawlstate.Result{*res}); err != nil {
+	res.Events = append(p.events[:len(p.events):len(p.events)],
+		crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "alias of " + canonical})
+	if err := r.commits.commit(*res); err != nil {
 		if ctx.Err() == nil {
 			p.fail(ctx, StageCommit, err)
 		}
 		return
 	}
 	r.stage(StageCommit, 1)
-	p.event(StageCommit, true, "", "alias of "+canonical)
-	p.logEvents(ctx)
+	p.events = nil // stored with the result
 	r.mu.Lock()
 	r.rep.Aliases++
 	r.mu.Unlock()
@@ -375,20 +381,42 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		}
 	}
 	r.stage(StageCommit, 0)
-	if err := r.e.cfg.State.Record(ctx, r.source, []crawlstate.Result{*res}); err != nil {
-		if ctx.Err() != nil {
-			return // interrupted: the row stays as it was, due
+	// The page's stage events, its commit included, go in the result's
+	// transaction; a failed commit logs them with its failure instead.
+	res.Events = append(p.events[:len(p.events):len(p.events)],
+		crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "hash " + short(res.ContentHash)})
+	committed := func(err error) bool {
+		if err != nil {
+			if ctx.Err() == nil {
+				p.fail(ctx, StageCommit, err)
+			} // else interrupted: the row stays as it was, due
+			return false
 		}
-		p.fail(ctx, StageCommit, err)
+		r.stage(StageCommit, 1)
+		p.events = nil // stored with the result
+		return true
+	}
+	finish := func() {
+		r.finishURL(Event{URL: p.row.URL, Outcome: outcome, Status: p.resp.Status, At: p.now}, p.resp)
+	}
+	if a == nil && !p.crawl {
+		// Nothing waits for this commit: the worker goes on with the next
+		// page, and the outcome is counted once the batch is written.
+		r.commits.submit(*res, func(err error) {
+			if committed(err) {
+				finish()
+			}
+		})
 		return
 	}
-	r.stage(StageCommit, 1)
-	p.event(StageCommit, true, "", "hash "+short(res.ContentHash))
+	if !committed(r.commits.commit(*res)) {
+		return
+	}
 	if a != nil {
 		r.deliver(ctx, p, *a)
 	}
 	p.logEvents(ctx)
-	r.finishURL(Event{URL: p.row.URL, Outcome: outcome, Status: p.resp.Status, At: p.now}, p.resp)
+	finish()
 }
 
 // fail records a failed stage: the row keeps its hash, validators and

@@ -88,6 +88,7 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	close(jobs)
 	wg.Wait()
+	r.commits.flush() // the outcomes of the pages in flight are counted
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -774,6 +774,11 @@ func checkResult(source string, r *Result) error {
 			return fmt.Errorf("alert %s names source %q but is recorded for source %q", a.ID, a.Source, source)
 		}
 	}
+	for i, e := range r.Events {
+		if e.Stage == "" {
+			return fmt.Errorf("events[%d] has an empty stage", i)
+		}
+	}
 	if st := r.Stats; st != nil {
 		if math.IsNaN(st.ChangeRate) || math.IsNaN(st.Weight) {
 			return fmt.Errorf("the statistics have a NaN ChangeRate (%v) or Weight (%v); pass numbers", st.ChangeRate, st.Weight)
@@ -782,8 +787,27 @@ func checkResult(source string, r *Result) error {
 	return nil
 }
 
-// recordOne writes one result: the row, then its links, chunks and alert.
+// recordOne writes one result: the row, then its links, chunks, alert and
+// events.
 func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error {
+	if err := recordRow(ctx, ps, source, r); err != nil {
+		return err
+	}
+	for _, e := range r.Events {
+		u := e.URL
+		if u == "" {
+			u = r.URL
+		}
+		if _, err := ps.exec(ctx, insertEventSQL, source, u, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+			return fmt.Errorf("event %s: %w", e.Stage, err)
+		}
+	}
+	return nil
+}
+
+// recordRow writes the row of one result, then its links, chunks and
+// alert.
+func recordRow(ctx context.Context, ps *txStmts, source string, r Result) error {
 	if r.Excluded != "" {
 		res, err := ps.exec(ctx, excludeSQL, sql.Named("source", source), sql.Named("url", r.URL),
 			sql.Named("at", encTime(r.At)), sql.Named("excluded", r.Excluded))

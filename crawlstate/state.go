@@ -166,6 +166,12 @@ type Result struct {
 	// empty Source or URL means the recorded source and the result's URL;
 	// an empty ID or another source is an error.
 	Alert *Alert
+	// Events are appended to the stage-event log in the same transaction
+	// (as LogEvents would), so a page's events are stored exactly when its
+	// outcome is. An event with an empty URL takes the result's; one
+	// without Stage is an error. They are stored for an Excluded result
+	// too.
+	Events []StageEvent
 }
 
 // Chunk is one chunk of a page's current version, as indexed.

@@ -503,6 +503,43 @@ func testStageEvents(t *testing.T, open Opener) {
 	require.Empty(t, evs)
 }
 
+func testRecordEvents(t *testing.T, open Opener) {
+	s := fresh(t, open, crawlstate.Options{})
+	a, b := "https://ex.com/a", "https://ex.com/b"
+	upsert(t, s, src, t0, disc(a, b))
+	t1 := t0.Add(time.Minute)
+	record(t, s, src,
+		crawlstate.Result{URL: a, At: t1, Changed: true, ContentHash: "h1", Events: []crawlstate.StageEvent{
+			{At: t1, Stage: "fetch", Attempt: 1, OK: true, Detail: "HTTP 200"},
+			{URL: a, At: t1, Stage: "commit", Attempt: 1, OK: true},
+		}},
+		notModified(b, t1, func(r *crawlstate.Result) {
+			r.Events = []crawlstate.StageEvent{{At: t1, Stage: "fetch", Attempt: 1, OK: true, Detail: "HTTP 304"}}
+		}))
+	evs, err := s.Events(ctxT(t), src, a, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	require.Equal(t, a, evs[0].URL, "an event without URL takes the result's")
+	require.Equal(t, "HTTP 200", evs[0].Detail)
+	require.Equal(t, "commit", evs[1].Stage)
+	evs, err = s.Events(ctxT(t), src, b, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+
+	// A failed batch stores none of its events; a bad event fails it.
+	err = s.Record(ctxT(t), src, []crawlstate.Result{
+		{URL: a, At: t1.Add(time.Hour), Events: []crawlstate.StageEvent{{At: t1, Stage: "fetch"}}},
+		{URL: "https://ex.com/unknown", At: t1},
+	})
+	require.ErrorIs(t, err, crawlstate.ErrNotFound)
+	err = s.Record(ctxT(t), src, []crawlstate.Result{{URL: a, At: t1.Add(time.Hour), Events: []crawlstate.StageEvent{{At: t1}}}})
+	require.Error(t, err, "an event without stage")
+	evs, err = s.Events(ctxT(t), src, a, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, evs, 2, "nothing of the failed batches")
+	requireTime(t, t1, get(t, s, src, a).LastFetched, "the row is as the first batch left it")
+}
+
 func testLogEventsBad(t *testing.T, open Opener) {
 	s := fresh(t, open, crawlstate.Options{})
 	a := "https://ex.com/a"

@@ -95,6 +95,7 @@ func Run(t *testing.T, open Opener) {
 		{"Documents", testDocuments},
 		{"StageEvents", testStageEvents},
 		{"LogEventsRejectsBadEvents", testLogEventsBad},
+		{"RecordEvents", testRecordEvents},
 		{"DeadLetters", testDeadLetters},
 		{"RecordExcluded", testRecordExcluded},
 		{"CanceledContextExtras", testCanceledContextExtras},

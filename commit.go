@@ -1,0 +1,121 @@
+package recrawl
+
+import (
+	"context"
+	"sync"
+
+	"github.com/recrawl/recrawl/crawlstate"
+)
+
+// maxCommitBatch bounds the results of one commit transaction.
+const maxCommitBatch = 256
+
+// committer is a run's state-write stage. Workers hand it page results
+// with their stage events (submit); it writes them with group commit: one
+// transaction holds every result handed in while the previous transaction
+// was being written, up to maxCommitBatch, so under load a transaction
+// carries many pages and an idle run commits each page at once. Each
+// result's callback runs after its transaction, in submission order, with
+// nil once the result is stored. A failed batch is written again result by
+// result, so one bad result fails only its own page. Nothing is counted or
+// reported before it is committed: a crash loses at most the results not
+// yet committed, and their rows stay due.
+type committer struct {
+	r       *run
+	ctx     context.Context
+	in      chan commitReq
+	pending sync.WaitGroup // submitted, callback not yet returned
+	stopped chan struct{}
+	once    sync.Once
+}
+
+type commitReq struct {
+	res   crawlstate.Result
+	after func(error) // nil error: committed
+}
+
+func newCommitter(ctx context.Context, r *run) *committer {
+	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxCommitBatch), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// submit queues res; after is called once it is committed or failed. It
+// blocks while the queue is full (backpressure on the workers).
+func (c *committer) submit(res crawlstate.Result, after func(error)) {
+	c.pending.Add(1)
+	c.in <- commitReq{res: res, after: after}
+}
+
+// commit writes res and waits for it: the error of its transaction.
+func (c *committer) commit(res crawlstate.Result) error {
+	done := make(chan error, 1)
+	c.submit(res, func(err error) { done <- err })
+	return <-done
+}
+
+// flush waits until every submitted result is committed (or failed) and
+// its callback returned.
+func (c *committer) flush() { c.pending.Wait() }
+
+// close flushes and stops the committer. Later submits panic.
+func (c *committer) close() {
+	c.once.Do(func() {
+		c.flush()
+		close(c.in)
+		<-c.stopped
+	})
+}
+
+func (c *committer) loop() {
+	defer close(c.stopped)
+	batch := make([]commitReq, 0, maxCommitBatch)
+	results := make([]crawlstate.Result, 0, maxCommitBatch)
+	for req := range c.in {
+		batch = append(batch[:0], req)
+	fill:
+		for len(batch) < maxCommitBatch {
+			select {
+			case more, ok := <-c.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, more)
+			default:
+				break fill
+			}
+		}
+		results = results[:0]
+		for _, b := range batch {
+			results = append(results, b.res)
+		}
+		errs := c.write(results)
+		for i, b := range batch {
+			b.after(errs[i])
+			c.pending.Done()
+		}
+		clear(batch) // drop the references to the pages
+		clear(results)
+	}
+}
+
+// write records results in one transaction; when it fails (and the run
+// goes on) each result is recorded alone, so each gets its own error.
+func (c *committer) write(results []crawlstate.Result) []error {
+	st := c.r.e.cfg.State
+	errs := make([]error, len(results))
+	err := st.Record(c.ctx, c.r.source, results)
+	if err == nil {
+		return errs
+	}
+	if len(results) == 1 || c.ctx.Err() != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	for i := range results {
+		errs[i] = st.Record(c.ctx, c.r.source, results[i:i+1])
+	}
+	return errs
+}

@@ -1,0 +1,150 @@
+package recrawl_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/internal/testsite"
+)
+
+// countingState counts the write transactions of page outcomes, holds
+// each Record a little (a slow disk, so results queue up behind it) and
+// can fail the results of chosen URLs.
+type countingState struct {
+	*crawlstate.SQLite
+	hold time.Duration
+
+	mu        sync.Mutex
+	records   int // Record calls
+	results   int // results recorded
+	logEvents int // LogEvents calls
+	fail      map[string]bool
+}
+
+func (s *countingState) Record(ctx context.Context, source string, results []crawlstate.Result) error {
+	s.mu.Lock()
+	s.records++
+	bad := false
+	for _, r := range results {
+		bad = bad || s.fail[r.URL]
+	}
+	s.mu.Unlock()
+	time.Sleep(s.hold)
+	if bad {
+		return errors.New("disk I/O error")
+	}
+	if err := s.SQLite.Record(ctx, source, results); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.results += len(results)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *countingState) LogEvents(ctx context.Context, source string, events []crawlstate.StageEvent) error {
+	s.mu.Lock()
+	s.logEvents++
+	s.mu.Unlock()
+	return s.SQLite.LogEvents(ctx, source, events)
+}
+
+func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
+	const pages = 120
+	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
+	sqlite, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "counted.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { sqlite.Close() })
+	cs := &countingState{SQLite: sqlite, hold: 2 * time.Millisecond, fail: map[string]bool{}}
+	var events []recrawl.Event
+	f.state = sqlite
+	f.eng = mustEngine(t, recrawl.Config{State: cs, Clock: f.clk, Workers: 8, Limits: limits(func(l *recrawl.Limits) { l.HostConcurrency = 8 }),
+		Observer: func(ev recrawl.Event) { events = append(events, ev) }})
+	rep := f.run()
+	require.Equal(t, pages, rep.New)
+	require.Equal(t, pages, cs.results)
+	require.Zero(t, cs.logEvents, "stage events go in the results' transactions")
+	require.Len(t, events, pages)
+	for i, ev := range events {
+		require.Equal(t, i+1, ev.Done, "outcomes are reported in commit order")
+	}
+	evs, err := sqlite.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), time.Time{})
+	require.NoError(t, err)
+	var stages []string
+	for _, e := range evs {
+		stages = append(stages, e.Stage)
+	}
+	require.Equal(t, []string{recrawl.StageFetch, recrawl.StageExtract, recrawl.StageCommit}, stages)
+
+	// Every page due again, all answer 304: nothing waits for their
+	// commits, so they queue up behind a transaction and share the next.
+	cs.mu.Lock()
+	cs.records, cs.results, cs.hold = 0, 0, 10*time.Millisecond
+	cs.mu.Unlock()
+	f.clk.Advance(400 * 24 * time.Hour)
+	rep = f.run()
+	require.Equal(t, pages, rep.NotModified)
+	require.Equal(t, pages, cs.results)
+	require.Less(t, cs.records, pages/4, "a transaction carries many 304s")
+	require.Zero(t, cs.logEvents)
+
+	// Again; one result's commit fails:
+	// only that page fails, and it stays due.
+	cs.mu.Lock()
+	cs.fail[f.site.PageURL(f.site.Paths()[7])], cs.records, cs.results = true, 0, 0
+	cs.mu.Unlock()
+	f.clk.Advance(400 * 24 * time.Hour)
+	rep = f.run()
+	require.Equal(t, pages-1, rep.Unchanged)
+	require.Equal(t, pages-1, rep.NotModified, "the failed page counts as failed, not as a 304")
+	require.Equal(t, 1, rep.Failed[recrawl.StageCommit])
+	require.Equal(t, pages-1, cs.results)
+	row := f.row(f.site.Paths()[7])
+	require.False(t, row.NextCheck.After(f.clk.Now()), "the failed page stays due")
+	require.Contains(t, row.LastError, "commit: disk I/O error")
+	require.Equal(t, 2, f.row(f.site.Paths()[7]).Visits, "its third 304 was not recorded")
+	require.Equal(t, 3, f.row(f.site.Paths()[8]).Visits, "its batch neighbours' were")
+}
+
+func TestCancelledRunReportsOnlyCommittedOutcomes(t *testing.T) {
+	const pages = 80
+	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
+	sqlite, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "counted.sqlite"))
+	require.NoError(t, err)
+	t.Cleanup(func() { sqlite.Close() })
+	cs := &countingState{SQLite: sqlite, hold: 3 * time.Millisecond, fail: map[string]bool{}}
+	f.state = sqlite
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := 0
+	f.eng = mustEngine(t, recrawl.Config{State: cs, Clock: f.clk, Workers: 8, Limits: limits(func(l *recrawl.Limits) { l.HostConcurrency = 8 }),
+		Observer: func(recrawl.Event) {
+			if seen++; seen == pages/4 {
+				cancel() // a crash, as far as the queued results are concerned
+			}
+		}})
+	rep, err := f.eng.Run(ctx, f.src)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, rep.New, pages)
+	stored := 0
+	for _, path := range f.site.Paths() {
+		row := f.row(path)
+		if row.Visits > 0 {
+			stored++
+			continue
+		}
+		require.True(t, row.NextCheck.IsZero(), "%s: an outcome not committed leaves the row due", path)
+	}
+	require.Equal(t, rep.New, stored, "the report counts exactly the committed outcomes")
+
+	rep = f.run()
+	require.Equal(t, pages-stored, rep.New, "the next run fetches the rest")
+}
