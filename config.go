@@ -88,8 +88,16 @@ type Config struct {
 	// and the default fetcher (default: a client on http.DefaultTransport,
 	// or a copy keeping Limits.HostConcurrency idle connections per host
 	// when that is more than it keeps). The engine wraps its transport with
-	// its politeness policy.
+	// its politeness policy, and its CheckRedirect with fetch.StayOnSite
+	// unless FollowOffHostRedirects.
 	HTTPClient *http.Client
+	// FollowOffHostRedirects follows redirects to other hosts. By default
+	// every redirect must stay on the requested URL's site (its host or
+	// www/apex twin, normalize.SameSite): a page that redirects elsewhere
+	// is skipped as SkipOffHostRedirect and nothing is stored under it; a
+	// discovery document (sitemap, child sitemap, llms.txt, the entry
+	// page) that does is not read; a crawl stays on its entry URL's host.
+	FollowOffHostRedirects bool
 	// UserAgent is sent with every request the engine makes, and matched
 	// against robots.txt groups by its product token (the part before "/").
 	UserAgent string

@@ -89,6 +89,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	c := *base
 	c.Transport = e.polite
+	if !cfg.FollowOffHostRedirects {
+		c.CheckRedirect = fetch.StayOnSite(base.CheckRedirect)
+	}
 	e.client = &c
 	e.fetcher = cfg.Fetcher
 	if e.fetcher == nil {
@@ -98,8 +101,10 @@ func New(cfg Config) (*Engine, error) {
 			Timeout:   e.limits.RequestTimeout,
 			MaxBytes:  e.limits.MaxBytes,
 			Accept:    func(ct string) bool { return ct == "" || isDocument(ct, nil, false) },
-			Clock:     cfg.Clock,
-			Logger:    cfg.Logger,
+
+			AllowOffHostRedirects: cfg.FollowOffHostRedirects,
+			Clock:                 cfg.Clock,
+			Logger:                cfg.Logger,
 		}
 		if cfg.Remote != nil {
 			e.fetcher = &fetch.Hybrid{Direct: e.fetcher, Remote: cfg.Remote, Clock: cfg.Clock, Logger: cfg.Logger}

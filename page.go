@@ -14,6 +14,7 @@ import (
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/fetch"
+	"github.com/recrawl/recrawl/normalize"
 	"github.com/recrawl/recrawl/schedule"
 )
 
@@ -89,6 +90,8 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		case errors.Is(ferr, fetch.ErrCapReached):
 			r.stopWith(StopMaxPages) // a retry, redirect or crawl request met the cap: the row stays due
 			r.skipDue(row, SkipMaxPages)
+		case errors.Is(ferr, fetch.ErrOffHostRedirect):
+			r.skipDue(row, SkipOffHostRedirect)
 		case errors.Is(ferr, fetch.ErrDenied):
 			r.skipDue(row, SkipRobots) // a redirect led to a disallowed URL, or a crawl link is disallowed
 		case fatalError(ferr):
@@ -97,6 +100,13 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		default:
 			r.fail(ctx, row, StageFetch, 0, ferr)
 		}
+		return nil
+	}
+	if !e.cfg.FollowOffHostRedirects && offSite(resp) {
+		// A fetcher that followed a redirect to another host: its answer
+		// is not the listed page's.
+		r.stage(StageFetch, -1)
+		r.skipDue(row, SkipOffHostRedirect)
 		return nil
 	}
 	r.stage(StageFetch, 1)
@@ -124,6 +134,12 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 	default:
 		return p.body(ctx)
 	}
+}
+
+// offSite reports whether a response came, after redirects, from another
+// site than the URL requested.
+func offSite(resp *fetch.Response) bool {
+	return resp.FinalURL != "" && resp.URL != "" && resp.FinalURL != resp.URL && !normalize.SameSite(resp.URL, resp.FinalURL)
 }
 
 // pageRun is one page on its way through the pipeline.

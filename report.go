@@ -58,6 +58,10 @@ const (
 	// is excluded from the due queue and not requested again unless a
 	// sitemap moves its lastmod.
 	SkipNotDocument = "not_document"
+	// SkipOffHostRedirect: the URL redirects to another host (see
+	// Config.FollowOffHostRedirects); the redirect was not followed and
+	// nothing was stored under the URL, whose row stays as it was.
+	SkipOffHostRedirect = "offhost_redirect"
 )
 
 // Reasons named by Report.StoppedBy.

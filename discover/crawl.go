@@ -36,7 +36,10 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 // trailing slash) the directory is "/", the whole host. Scope is taken
 // from the start page's final URL, after redirects, so an entry
 // https://x.test/docs that redirects to https://x.test/docs/ is scoped to
-// /docs/. Links outside the scope yield nothing.
+// /docs/; a redirect to another host (normalize.SameSite: anything but
+// the start page's host and its www/apex twin) leaves the scope on the
+// start page's own host, so the crawl never moves to another site. Links
+// outside the scope yield nothing.
 //
 // # Requests
 //
@@ -295,7 +298,9 @@ func (cr *crawler) run(ctx context.Context, yield func(Link) error) error {
 				cr.seen[key] = struct{}{}
 			}
 			if item.depth == 0 {
-				if f, err := cr.request.URL(res.final); err == nil {
+				// A redirect of the start page may move the scope to
+				// another directory of the site, never to another host.
+				if f, err := cr.request.URL(res.final); err == nil && normalize.SameSite(item.url, f) {
 					cr.scope = newScope(f)
 				}
 			}

@@ -2,6 +2,7 @@ package fetch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -54,4 +55,22 @@ func ExamplePolite() {
 	// page 2 allowed: false
 	// true
 	// delay between requests: 5s
+}
+
+// StayOnSite keeps a client's redirects on the site it was asked for.
+func ExampleStayOnSite() {
+	docs := testsite.New(testsite.Options{Pages: 1})
+	defer docs.Close()
+	other := testsite.New(testsite.Options{Pages: 1})
+	defer other.Close()
+	docs.Redirect(docs.Paths()[0], other.PageURL(other.Paths()[0]))
+
+	client := &http.Client{CheckRedirect: fetch.StayOnSite(nil)}
+	resp, err := client.Get(docs.PageURL(docs.Paths()[0]))
+	if err == nil {
+		resp.Body.Close()
+	}
+	fmt.Println(errors.Is(err, fetch.ErrOffHostRedirect), other.Count(nil))
+	// Output:
+	// true 0
 }

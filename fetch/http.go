@@ -11,6 +11,7 @@ import (
 
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/internal/retry"
+	"github.com/recrawl/recrawl/normalize"
 )
 
 // Defaults of HTTP's zero fields.
@@ -33,12 +34,52 @@ var ErrCapReached = errors.New("request cap reached")
 // MaxRedirects times.
 var ErrTooManyRedirects = errors.New("too many redirects")
 
+// ErrOffHostRedirect is matched by errors.Is for an *OffHostRedirectError.
+var ErrOffHostRedirect = errors.New("redirect to another host")
+
+// OffHostRedirectError is a redirect that would leave the site of the URL
+// first requested (its host, or its www/apex twin: normalize.SameSite).
+// It was not followed, so nothing of the other host is stored under URL.
+type OffHostRedirectError struct {
+	URL      string // the URL first requested
+	Location string // where the redirect led
+}
+
+func (e *OffHostRedirectError) Error() string {
+	return fmt.Sprintf("fetch %s: redirects to %s, another host: not followed", e.URL, e.Location)
+}
+
+// Is makes errors.Is(err, ErrOffHostRedirect) true.
+func (e *OffHostRedirectError) Is(target error) bool { return target == ErrOffHostRedirect }
+
+// StayOnSite returns an http.Client CheckRedirect policy that refuses a
+// redirect leaving the site of the first request (normalize.SameSite: the
+// host or its www/apex twin, http or https) with an *OffHostRedirectError,
+// and leaves the other redirects to next (nil: net/http's default, at most
+// 10).
+func StayOnSite(next func(req *http.Request, via []*http.Request) error) func(req *http.Request, via []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && !normalize.SameSite(via[0].URL.String(), req.URL.String()) {
+			return &OffHostRedirectError{URL: via[0].URL.String(), Location: req.URL.String()}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("%w: stopped after 10", ErrTooManyRedirects)
+		}
+		return nil
+	}
+}
+
 // HTTP fetches pages with net/http. The zero value is ready to use; fields
 // left zero take the Default* values. An HTTP must not be modified after
 // its first use.
 //
 // It sends If-None-Match and If-Modified-Since from the request's
-// validators, follows at most MaxRedirects redirects, bounds every attempt by
+// validators, follows at most MaxRedirects redirects, and only on the
+// requested URL's site unless AllowOffHostRedirects (an
+// *OffHostRedirectError otherwise), bounds every attempt by
 // Timeout, reads at most MaxBytes of body, and retries 429, 5xx and
 // transport errors up to MaxAttempts: a Retry-After header (seconds or an
 // HTTP date) is honoured up to MaxRetryAfter, otherwise it waits a capped
@@ -58,6 +99,9 @@ type HTTP struct {
 	MaxAttempts int
 	// MaxRedirects bounds the redirects followed by one attempt.
 	MaxRedirects int
+	// AllowOffHostRedirects follows redirects to other hosts too. By
+	// default a redirect must stay on the requested URL's site (StayOnSite).
+	AllowOffHostRedirects bool
 	// MaxRetryAfter caps the wait a Retry-After header can ask for.
 	MaxRetryAfter time.Duration
 	// BaseBackoff and MaxBackoff shape the backoff without Retry-After:
@@ -127,7 +171,7 @@ func retryable(ctx context.Context, err error) bool {
 	if errors.As(err, &se) {
 		return se.Temporary()
 	}
-	for _, permanent := range []error{ErrTooLarge, ErrTooManyRedirects, ErrDenied, ErrRobotsUnavailable, ErrCapReached} {
+	for _, permanent := range []error{ErrTooLarge, ErrTooManyRedirects, ErrOffHostRedirect, ErrDenied, ErrRobotsUnavailable, ErrCapReached} {
 		if errors.Is(err, permanent) {
 			return false
 		}
@@ -172,6 +216,9 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 			return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
 		}
 		return nil
+	}
+	if !h.AllowOffHostRedirects {
+		c.CheckRedirect = StayOnSite(c.CheckRedirect)
 	}
 	resp, err := c.Do(hr)
 	if err != nil {

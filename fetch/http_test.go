@@ -205,3 +205,46 @@ func TestAcceptRefusesTypesUnread(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Body)
 }
+
+func TestOffHostRedirectIsNotFollowed(t *testing.T) {
+	a := newSite(t, testsite.Options{Pages: 2})
+	b := newSite(t, testsite.Options{Pages: 2})
+	p := a.Paths()
+	a.Redirect(p[0], b.PageURL(b.Paths()[1]))
+	a.Redirect(p[1], p[0]) // on-site first, then off
+
+	for _, path := range p {
+		a.ResetLog()
+		_, err := (&fetch.HTTP{}).Fetch(context.Background(), fetch.Request{URL: a.PageURL(path)})
+		var oe *fetch.OffHostRedirectError
+		require.ErrorAs(t, err, &oe, path)
+		require.ErrorIs(t, err, fetch.ErrOffHostRedirect)
+		require.Equal(t, a.PageURL(path), oe.URL, "named after the URL first requested")
+		require.Equal(t, b.PageURL(b.Paths()[1]), oe.Location)
+		require.Zero(t, b.Count(nil), "the other host is never requested")
+		hops := 1
+		if path == p[1] {
+			hops = 2 // the on-site redirect is followed
+		}
+		require.Len(t, a.Requests(), hops, "not retried")
+	}
+
+	resp, err := (&fetch.HTTP{AllowOffHostRedirects: true}).Fetch(context.Background(), fetch.Request{URL: a.PageURL(p[0])})
+	require.NoError(t, err)
+	require.Equal(t, b.PageURL(b.Paths()[1]), resp.FinalURL)
+}
+
+func TestStayOnSite(t *testing.T) {
+	a := newSite(t, testsite.Options{Pages: 2})
+	b := newSite(t, testsite.Options{Pages: 1})
+	a.Redirect(a.Paths()[0], b.PageURL(b.Paths()[0]))
+	a.Redirect(a.Paths()[1], a.Paths()[0])
+	c := &http.Client{CheckRedirect: fetch.StayOnSite(nil)}
+	resp, err := c.Get(a.PageURL(a.Paths()[1]))
+	if resp != nil {
+		resp.Body.Close()
+	}
+	require.ErrorIs(t, err, fetch.ErrOffHostRedirect)
+	require.Zero(t, b.Count(nil))
+	require.Equal(t, 2, a.Count(nil), "the on-site hop is followed")
+}

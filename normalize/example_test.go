@@ -67,3 +67,13 @@ func ExampleDefaultTracking() {
 	fmt.Println(normalize.DefaultTracking())
 	// Output: [utm_* gclid fbclid mc_cid mc_eid ref]
 }
+
+func ExampleSameSite() {
+	fmt.Println(normalize.SameSite("https://example.com/docs/", "https://www.example.com/docs/intro"))
+	fmt.Println(normalize.SameSite("http://example.com/docs/", "https://example.com/docs/"))
+	fmt.Println(normalize.SameSite("https://example.com/docs/", "https://cdn.example.net/docs/"))
+	// Output:
+	// true
+	// true
+	// false
+}

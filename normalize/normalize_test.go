@@ -347,3 +347,26 @@ func TestConcurrentUse(t *testing.T) {
 		require.Equal(t, want, <-done)
 	}
 }
+
+func TestSameSite(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"https://docs.x.test/a", "https://docs.x.test/b", true},
+		{"https://x.test/a", "https://www.x.test/a", true},
+		{"https://WWW.x.test/a", "http://x.test./a", true},
+		{"http://x.test/a", "https://x.test:443/a", true},
+		{"http://x.test:80/a", "http://x.test/a", true},
+		{"https://x.test/a", "https://docs.x.test/a", false},
+		{"https://x.test/a", "https://evil.test/a", false},
+		{"https://x.test/a", "https://x.test.evil.test/a", false},
+		{"http://127.0.0.1:8080/a", "http://127.0.0.1:9090/a", false},
+		{"http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b", true},
+		{"https://x.test/a", "/relative", false},
+		{"https://x.test/a", "::bad", false},
+	} {
+		require.Equal(t, tc.want, normalize.SameSite(tc.a, tc.b), "%s vs %s", tc.a, tc.b)
+		require.Equal(t, tc.want, normalize.SameSite(tc.b, tc.a), "%s vs %s", tc.b, tc.a)
+	}
+}

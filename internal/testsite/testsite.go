@@ -132,8 +132,9 @@ type Site struct {
 	noSitemap   bool
 	llmsCode    int
 	docs        map[string]document
-	inFlight    int // page requests being answered
-	peak        int // most page requests answered at once since ResetLog
+	moved       map[string]string // Move: path -> redirect target
+	inFlight    int               // page requests being answered
+	peak        int               // most page requests answered at once since ResetLog
 }
 
 type document struct {
@@ -191,6 +192,7 @@ func newSite(opts Options) *Site {
 		robotsCode: http.StatusOK,
 		llmsCode:   http.StatusOK,
 		docs:       map[string]document{},
+		moved:      map[string]string{},
 	}
 	s.sitemapPath = "/sitemap.xml"
 	if opts.SitemapGzip {
@@ -372,6 +374,19 @@ func (s *Site) Delete(path string, status int) {
 // Redirect makes the page answer 301 to target (a path or absolute URL).
 func (s *Site) Redirect(path, target string) {
 	s.Update(path, func(p *Page) { p.RedirectTo = target })
+}
+
+// Move makes any path (a sitemap, llms.txt, robots.txt, a served
+// document or a page) answer 301 to target, a path or an absolute URL
+// such as another Site's; an empty target undoes it.
+func (s *Site) Move(path, target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if target == "" {
+		delete(s.moved, path)
+		return
+	}
+	s.moved[path] = target
 }
 
 // RemoveFromSitemap drops the page from the sitemap and llms.txt; it is
@@ -674,6 +689,11 @@ func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", ra)
 		}
 		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	if target, ok := s.moved[path]; ok {
+		s.mu.Unlock()
+		http.Redirect(w, r, target, http.StatusMovedPermanently)
 		return
 	}
 	if d, ok := s.docs[path]; ok {

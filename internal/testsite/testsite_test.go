@@ -250,3 +250,22 @@ func TestMaxInFlightCountsParallelPageRequests(t *testing.T) {
 	get(t, s, "/robots.txt", nil)
 	require.Zero(t, s.MaxInFlight(), "robots.txt is not a page")
 }
+
+func TestMove(t *testing.T) {
+	a := testsite.New(testsite.Options{Pages: 1})
+	defer a.Close()
+	b := testsite.New(testsite.Options{Pages: 1})
+	defer b.Close()
+	a.Move("/sitemap.xml", b.SitemapURL())
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(a.SitemapURL())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
+	require.Equal(t, b.SitemapURL(), resp.Header.Get("Location"))
+	a.Move("/sitemap.xml", "")
+	resp, err = c.Get(a.SitemapURL())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
