@@ -211,8 +211,9 @@ func (e *Engine) Explain(ctx context.Context, alertID string) (*Explanation, err
 	return x, nil
 }
 
-// DeadLetter is a page that failed DeadLetterAfter runs in a row. It stays
-// due: every run retries it.
+// DeadLetter is a page that failed DeadLetterAfter runs in a row. It is
+// retried after its backoff, like every failing page: the backoff doubles
+// with each failure up to the scheduler's longest interval.
 type DeadLetter struct {
 	Source    string
 	URL       string

@@ -280,15 +280,19 @@ func TestServerErrorLeavesTheRowUntouched(t *testing.T) {
 	require.Equal(t, 5, rep.Requests, "three attempts for the failing page, one each for the others")
 	after := f.row(path)
 	require.Equal(t, before.ContentHash, after.ContentHash)
-	require.Equal(t, before.NextCheck, after.NextCheck)
+	require.Equal(t, f.clk.Now().Add(recrawl.FailureBackoff), after.NextCheck, "backed off an hour")
 	require.Equal(t, before.Interval, after.Interval)
 	require.Equal(t, before.ETag, after.ETag)
 	require.Equal(t, 1, after.Failures)
 	require.Contains(t, after.LastError, "503")
+	require.Equal(t, 1, rep.RetriesDeferred)
 
-	// The next run retries it and sees the edit made meanwhile.
+	// The next run after the backoff retries it and sees the edit made
+	// meanwhile.
 	f.site.Fail(path, http.StatusServiceUnavailable, 0, "")
+	require.Zero(t, f.run().Due, "not retried before the backoff ends")
 	f.site.SetContent(path, "<p>Rewritten while the server was failing.</p>")
+	f.clk.Advance(recrawl.FailureBackoff)
 	rep = f.run()
 	require.Equal(t, 1, rep.Due)
 	require.Equal(t, 1, rep.Changed)

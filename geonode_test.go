@@ -126,9 +126,10 @@ func TestStuckBatchLeavesRowsDue(t *testing.T) {
 	require.Equal(t, 20, rep.New)
 	require.Equal(t, 40, rep.Failed[recrawl.StageFetch])
 	require.Positive(t, g.api.Count(http.MethodDelete, "/v1/batch/"), "the stuck job was cancelled")
-	due, err := g.state.CountDue(context.Background(), g.src.Name(), g.clk.Now())
+	require.Equal(t, 40, rep.RetriesDeferred)
+	due, err := g.state.CountDue(context.Background(), g.src.Name(), g.clk.Now().Add(recrawl.FailureBackoff))
 	require.NoError(t, err)
-	require.Equal(t, 40, due)
+	require.Equal(t, 40, due, "the rows without a result are due again after the backoff")
 }
 
 func TestHybridBillsNothingForAnUnchangedSite(t *testing.T) {

@@ -436,15 +436,62 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 }
 
 // fail records a failed stage: the row keeps its hash, validators and
-// schedule, so it stays due.
+// interval, and is backed off (see backoff): it is not due again before
+// its retry time.
 func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status int, cause error) {
 	e := r.e
 	now := e.cfg.Clock.Now()
-	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause)
-	if err := e.cfg.State.RecordFailure(context.WithoutCancel(ctx), r.source, crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error()}); err != nil {
+	wait := r.backoff(row, cause)
+	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", wait)
+	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: now.Add(wait)}
+	if err := e.cfg.State.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
+		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
+	} else {
+		r.mu.Lock()
+		r.rep.RetriesDeferred++
+		r.mu.Unlock()
 	}
 	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
+}
+
+// FailureBackoff is the wait after a page's first transient failure; each
+// further consecutive failure doubles it, up to the scheduler's longest
+// interval (schedule.MaxIntervalOf).
+const FailureBackoff = time.Hour
+
+// backoff returns how long a failing row waits before its next attempt.
+// A transient failure (a 5xx, 429, timeout, connection error, or a failure
+// of a later stage) waits FailureBackoff doubled per earlier consecutive
+// failure; a permanent one (Permanent) waits the scheduler's longest
+// interval. Both are capped at that interval. A success resets the count.
+func (r *run) backoff(row crawlstate.Row, cause error) time.Duration {
+	bound := schedule.MaxIntervalOf(r.sched)
+	if Permanent(cause) {
+		return bound
+	}
+	wait := FailureBackoff
+	for i := 0; i < row.Failures && wait < bound; i++ {
+		wait *= 2
+	}
+	return min(wait, bound)
+}
+
+// Permanent reports whether a page failure will not go away by retrying
+// soon: a script-rendered or empty page, a body that is not a document, a
+// body over the size cap, a 401 or 403. Such pages are retried after the
+// scheduler's longest interval.
+func Permanent(err error) bool {
+	var se *fetch.StatusError
+	if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden) {
+		return true
+	}
+	for _, p := range []error{extract.ErrScriptRendered, extract.ErrEmpty, ErrUnsupportedType, fetch.ErrTooLarge} {
+		if errors.Is(err, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // countRequests counts the requests of one fetch that did not go through

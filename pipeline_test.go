@@ -181,8 +181,10 @@ func TestIndexFailureKeepsTheOldHashAndAlertsOnceAfterRecovery(t *testing.T) {
 	require.Equal(t, records, p.count())
 	require.Contains(t, p.row(path).LastError, "index: ")
 
-	// The index recovers: the next run refetches and alerts exactly once.
+	// The index recovers: the next run after the backoff refetches and
+	// alerts exactly once.
 	p.idx.failing.Store(false)
+	p.clk.Advance(recrawl.FailureBackoff)
 	rep = p.run()
 	require.Equal(t, 1, rep.Changed)
 	require.NotEqual(t, before.ContentHash, p.row(path).ContentHash)
@@ -263,6 +265,7 @@ func TestReplayAfterACrashWritesNoDuplicateRecords(t *testing.T) {
 	require.Positive(t, written, "records were upserted before the commit failed")
 
 	fs.failing.Store(false)
+	p.clk.Advance(recrawl.FailureBackoff)
 	rep, err = eng.Run(context.Background(), p.src)
 	require.NoError(t, err)
 	require.Equal(t, 4, rep.New)
@@ -353,6 +356,8 @@ func TestDeadLetters(t *testing.T) {
 	dl, err := p.eng.DeadLetters(context.Background(), p.src.Name())
 	require.NoError(t, err)
 	require.Empty(t, dl)
+	require.Zero(t, p.run().Due, "a failed page is not due again at once")
+	p.clk.Advance(recrawl.FailureBackoff)
 	p.run()
 	dl, err = p.eng.DeadLetters(context.Background(), p.src.Name())
 	require.NoError(t, err)
@@ -362,8 +367,12 @@ func TestDeadLetters(t *testing.T) {
 	require.Equal(t, 2, dl[0].Attempts)
 	require.Contains(t, dl[0].LastError, "500")
 
-	// A later run retries it; success clears the dead letter.
+	// The second failure doubled the backoff; the run after it retries
+	// the page, and success clears the dead letter.
 	p.site.Fail(path, http.StatusInternalServerError, 0, "")
+	p.clk.Advance(recrawl.FailureBackoff)
+	require.Zero(t, p.run().Due, "a dead letter backs off too")
+	p.clk.Advance(recrawl.FailureBackoff)
 	rep := p.run()
 	require.Equal(t, 1, rep.New)
 	dl, err = p.eng.DeadLetters(context.Background(), p.src.Name())
@@ -407,6 +416,7 @@ func TestOnContentRunsBeforeTheCommit(t *testing.T) {
 	require.False(t, f.row(f.site.Paths()[1]).Gone)
 
 	failing.Store(false)
+	f.clk.Advance(recrawl.FailureBackoff)
 	rep = f.run()
 	require.Equal(t, 1, rep.Changed)
 	require.Equal(t, 1, rep.Gone)

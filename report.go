@@ -22,8 +22,8 @@ const (
 	// OutcomeSkipped: the URL was not requested (robots, a cap, off-host,
 	// invalid); Event.Reason says why.
 	OutcomeSkipped Outcome = "skipped"
-	// OutcomeFailed: a stage failed (Event.Stage); the row is left as it
-	// was and stays due.
+	// OutcomeFailed: a stage failed (Event.Stage); the row keeps its
+	// content and validators and is due again after its backoff.
 	OutcomeFailed Outcome = "failed"
 )
 
@@ -144,6 +144,11 @@ type Report struct {
 	AlertsPending   int `json:"alerts_pending"`
 	// Billed counts requests a paid fetch back end charged.
 	Billed int `json:"billed"`
+	// RetriesDeferred counts the pages that failed in this run and were
+	// backed off: none is due again before its backoff ends (an hour,
+	// doubling per consecutive failure; the longest interval for a
+	// permanent failure), so no run refetches a failing page every time.
+	RetriesDeferred int `json:"retries_deferred"`
 
 	// Requests is how many page requests the run sent (retries and
 	// redirect hops included; robots.txt and discovery documents not): what

@@ -961,7 +961,8 @@ func (p *txStmts) close() {
 }
 
 const recordFailureSQL = `
-UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_failure = ?
+UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_failure = ?,
+	next_check = coalesce(?, next_check)
 WHERE source = ? AND url = ?`
 
 // RecordFailure implements State.
@@ -974,7 +975,11 @@ func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) er
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		ps := s.txStmts(tx)
 		defer ps.close()
-		res, err := ps.exec(ctx, recordFailureSQL, msg, f.Stage, encTime(f.At), source, f.URL)
+		var retry any // NULL keeps next_check
+		if !f.RetryAt.IsZero() {
+			retry = encTime(f.RetryAt)
+		}
+		res, err := ps.exec(ctx, recordFailureSQL, msg, f.Stage, encTime(f.At), retry, source, f.URL)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, f.URL, err)
 		}

@@ -225,13 +225,17 @@ type StageEvent struct {
 
 // Failure is an attempt that produced no definitive answer (5xx, timeout,
 // network error, extraction failure...). Recording it leaves content hash,
-// validators and schedule as they were, so the row stays due; it sets
-// Failures + 1, LastError ("stage: err"), LastStage and LastFailure.
+// validators and interval as they were; it sets Failures + 1, LastError
+// ("stage: err"), LastStage and LastFailure, and NextCheck = RetryAt when
+// RetryAt is set (the failure's backoff). With a zero RetryAt the row
+// keeps its NextCheck, so it stays due.
 type Failure struct {
 	URL   string
 	At    time.Time
 	Stage string // "fetch", "extract", ...
 	Err   string
+	// RetryAt, when not zero, is when the row is due again.
+	RetryAt time.Time
 }
 
 // Options are the policies of a State implementation.
@@ -310,7 +314,8 @@ type State interface {
 	Record(ctx context.Context, source string, results []Result) error
 
 	// RecordFailure counts a failed attempt: Failures + 1, LastError,
-	// LastStage and LastFailure set; nothing else changes.
+	// LastStage and LastFailure set, and NextCheck = f.RetryAt when it is
+	// not zero; nothing else changes.
 	RecordFailure(ctx context.Context, source string, f Failure) error
 
 	// Lock takes the run lock of source for owner until now+ttl. It

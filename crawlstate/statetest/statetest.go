@@ -513,6 +513,16 @@ func testRecordFailure(t *testing.T, open Opener) {
 	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: u, At: at, NotModified: true, NextCheck: at.Add(time.Hour)}}))
 	require.Zero(t, get(t, s, src, u).Failures, "a definitive answer resets the failure count")
 
+	// A failure with RetryAt backs the row off: it leaves the due queue
+	// until then; the failure count goes on.
+	retry := at.Add(4 * time.Hour)
+	require.NoError(t, s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: u, At: at, Stage: "fetch", Err: "503", RetryAt: retry}))
+	r := get(t, s, src, u)
+	requireTime(t, retry, r.NextCheck, "NextCheck")
+	require.Equal(t, 1, r.Failures)
+	require.Empty(t, dueURLs(t, s, src, retry.Add(-time.Second)))
+	require.Equal(t, []string{u}, dueURLs(t, s, src, retry))
+
 	err := s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: "https://ex.com/unknown", Stage: "fetch", Err: "x"})
 	require.ErrorIs(t, err, crawlstate.ErrNotFound)
 }

@@ -557,10 +557,15 @@ func (s *Site) Slow(path string, d time.Duration) {
 	s.delays[path] = d
 }
 
-// Huge makes path answer with a body of n bytes of HTML, streamed.
+// Huge makes path answer with a body of n bytes of HTML, streamed; n <= 0
+// serves the page normally again.
 func (s *Site) Huge(path string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if n <= 0 {
+		delete(s.huge, path)
+		return
+	}
 	s.huge[path] = n
 }
 
