@@ -37,10 +37,6 @@ func TestFailureBackoff(t *testing.T) {
 			s.Update(p, func(pg *testsite.Page) { pg.Raw = []byte(testsite.ScriptOnlyHTML) })
 			s.Edit(p) // a new revision: its ETag and lastmod move
 		}, []time.Duration{maxInterval, maxInterval}},
-		{"not a document", func(s *testsite.Site, p string) {
-			s.Update(p, func(pg *testsite.Page) { pg.Raw, pg.ContentType = []byte{0x89, 'P', 'N', 'G', 0, 0}, "image/png" })
-			s.Edit(p)
-		}, []time.Duration{maxInterval}},
 		{"too large", func(s *testsite.Site, p string) { s.Huge(p, 64<<20) }, []time.Duration{maxInterval}},
 	}
 	for _, tc := range cases {
