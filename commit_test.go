@@ -97,7 +97,7 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	require.Zero(t, cs.logEvents)
 
 	// Again; one result's commit fails:
-	// only that page fails, and it stays due.
+	// only that page fails, and it is backed off.
 	cs.mu.Lock()
 	cs.fail[f.site.PageURL(f.site.Paths()[7])], cs.records, cs.results = true, 0, 0
 	cs.mu.Unlock()
@@ -108,7 +108,7 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	require.Equal(t, 1, rep.Failed[recrawl.StageCommit])
 	require.Equal(t, pages-1, cs.results)
 	row := f.row(f.site.Paths()[7])
-	require.False(t, row.NextCheck.After(f.clk.Now()), "the failed page stays due")
+	require.Equal(t, recrawl.FailureBackoff, row.NextCheck.Sub(row.LastFailure), "the failed page is retried after the backoff")
 	require.Contains(t, row.LastError, "commit: disk I/O error")
 	require.Equal(t, 2, f.row(f.site.Paths()[7]).Visits, "its third 304 was not recorded")
 	require.Equal(t, 3, f.row(f.site.Paths()[8]).Visits, "its batch neighbours' were")
