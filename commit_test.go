@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,4 +148,31 @@ func TestCancelledRunReportsOnlyCommittedOutcomes(t *testing.T) {
 
 	rep = f.run()
 	require.Equal(t, pages-stored, rep.New, "the next run fetches the rest")
+}
+
+func TestFetchingGoesOnWhileExtractionWorks(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 12}, recrawl.Config{})
+	first := make(chan struct{}, 1)
+	var stalled atomic.Bool
+	f.eng = mustEngine(t, recrawl.Config{State: f.state, Clock: f.clk, Workers: 1, Limits: limits(func(*recrawl.Limits) {}),
+		OnContent: func(ctx context.Context, c recrawl.Content) error {
+			select {
+			case first <- struct{}{}: // the first page blocks its extractor...
+			default:
+				return nil
+			}
+			// ...while the one fetch worker fetches the next pages.
+			deadline := time.Now().Add(10 * time.Second)
+			for len(f.site.PageRequests()) < 3 {
+				if time.Now().After(deadline) {
+					stalled.Store(true)
+					return errors.New("no page was fetched while a page was being extracted")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			return nil
+		}})
+	rep := f.run()
+	require.False(t, stalled.Load(), "no page was fetched while a page was being extracted")
+	require.Equal(t, 12, rep.New, "%+v", rep.Failed)
 }

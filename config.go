@@ -163,7 +163,10 @@ type Config struct {
 	// dead letter (default 3); see Engine.DeadLetters.
 	DeadLetterAfter int
 
-	// Workers bounds concurrent page fetches (default 4).
+	// Workers bounds concurrent page fetches (default 4). Answers with a
+	// body are extracted (and indexed) by GOMAXPROCS goroutines of their
+	// own, so a fetch worker goes on fetching while they work; requests to
+	// one host are further bounded by Limits.HostConcurrency.
 	Workers int
 	// MissingRuns is how many discovery runs a URL may be absent before a
 	// fetch confirms whether it still exists (default 3).
@@ -188,7 +191,8 @@ type Config struct {
 	// gone pages (without content). An error is retried up to
 	// StageAttempts times, then fails the page at that stage: the row keeps
 	// its old hash and stays due, so the next run calls OnContent again. It
-	// is called concurrently, by up to Workers goroutines.
+	// is called concurrently, by the extraction goroutines (GOMAXPROCS)
+	// and, for gone pages, the fetch workers.
 	OnContent func(ctx context.Context, c Content) error
 }
 

@@ -18,8 +18,9 @@ import (
 	"github.com/recrawl/recrawl/schedule"
 )
 
-// process fetches one row of the due queue and records its outcome.
-func (r *run) process(ctx context.Context, row crawlstate.Row) {
+// process fetches one row of the due queue. An answer with a body goes to
+// the extraction stage (bodies); any other outcome is recorded here.
+func (r *run) process(ctx context.Context, row crawlstate.Row, bodies chan<- fetched) {
 	if r.halted() {
 		r.skipDue(row, r.haltReason())
 		return
@@ -36,6 +37,11 @@ func (r *run) process(ctx context.Context, row crawlstate.Row) {
 	r.stage(StageFetch, 0)
 	resp, err := r.e.fetcher.Fetch(context.WithValue(ctx, ticketKey{}, t), req)
 	r.countRequests(t, resp, err)
+	if err == nil && !resp.NotModified() && !resp.Gone() {
+		// Queued even when ctx ends: extraction records what was fetched.
+		bodies <- fetched{row: row, resp: resp}
+		return
+	}
 	r.handle(ctx, row, resp, err, false)
 	r.refreshLock(ctx)
 }

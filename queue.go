@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -29,14 +30,29 @@ func (r *run) fetchDue(ctx context.Context) error {
 	r.rep.Due += due
 	r.mu.Unlock()
 
+	// Three stages joined by bounded queues: Workers goroutines fetch
+	// (I/O), GOMAXPROCS goroutines extract and index what came back with a
+	// body (CPU), and the committer writes outcomes in batches. Answers
+	// without a body (304, 404, failures) skip extraction.
 	jobs := make(chan crawlstate.Row)
-	var wg sync.WaitGroup
+	bodies := make(chan fetched, extractQueue())
+	var wg, xwg sync.WaitGroup
 	for range e.cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for row := range jobs {
-				r.process(ctx, row)
+				r.process(ctx, row, bodies)
+			}
+		}()
+	}
+	for range extractors() {
+		xwg.Add(1)
+		go func() {
+			defer xwg.Done()
+			for f := range bodies {
+				r.handle(ctx, f.row, f.resp, nil, false)
+				r.refreshLock(ctx)
 			}
 		}()
 	}
@@ -88,6 +104,8 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	close(jobs)
 	wg.Wait()
+	close(bodies)
+	xwg.Wait()
 	r.commits.flush() // the outcomes of the pages in flight are counted
 	if err := ctx.Err(); err != nil {
 		return err
@@ -97,6 +115,20 @@ func (r *run) fetchDue(ctx context.Context) error {
 	}
 	return nil
 }
+
+// fetched is a page answer with a body, on its way to extraction.
+type fetched struct {
+	row  crawlstate.Row
+	resp *fetch.Response
+}
+
+// extractors is the number of extraction goroutines: one per CPU the Go
+// scheduler uses.
+func extractors() int { return runtime.GOMAXPROCS(0) }
+
+// extractQueue bounds the fetched bodies waiting for extraction: enough to
+// keep every extractor busy, few enough to bound their memory.
+func extractQueue() int { return 2 * extractors() }
 
 func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row) bool {
 	select {

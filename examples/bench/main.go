@@ -22,8 +22,9 @@
 // Each round starts a fresh site and fresh states. The table shows the
 // median of the rounds: requests and body bytes the site served, wall time,
 // process CPU time (the site's serving is included in every row: the
-// net/http row shows that floor), pages per second, the peak heap above the
-// heap at the scenario's start, and wall time against colly and colly+md.
+// net/http row shows that floor), pages per second, the peak live heap
+// (as marked by the GCs during the scenario) above the live heap at its
+// start, and wall time against colly and colly+md.
 // -json prints the same as JSON, with every round; -profile DIR writes CPU
 // and heap profiles (pprof) of the recrawl scenarios of the first round.
 package main
@@ -371,10 +372,10 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 	return m, nil
 }
 
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+var heapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 
-// heapLive returns the bytes of heap objects, live or not yet swept: what
-// the process holds, without stopping the world.
+// heapLive returns the heap marked live by the latest GC, without stopping
+// the world: sampled often, its peak is the most the run kept reachable.
 func heapLive() uint64 {
 	s := make([]metrics.Sample, 1)
 	copy(s, heapSample)
