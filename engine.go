@@ -82,6 +82,7 @@ func New(cfg Config) (*Engine, error) {
 		IgnoreRobots:  !e.limits.RespectRobots,
 		Delay:         e.limits.RequestDelay,
 		PerHost:       e.limits.hostConcurrency(),
+		Timeout:       e.limits.RequestTimeout, // discovery documents and crawled pages
 		RobotsTimeout: e.limits.RequestTimeout,
 		Clock:         cfg.Clock,
 		Logger:        cfg.Logger,

@@ -122,3 +122,31 @@ func (e *TooLargeError) Error() string {
 
 // Is makes errors.Is(err, ErrTooLarge) true.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// ErrTimeout is matched by errors.Is for a *TimeoutError.
+var ErrTimeout = errors.New("request timed out")
+
+// TimeoutError is a request that got no complete answer, body included,
+// within its bound (HTTP.Timeout, Polite.Timeout or Polite.RobotsTimeout;
+// the engine sets them from WEB_REQUEST_TIMEOUT_MS). A later attempt may
+// succeed. It matches ErrTimeout and context.DeadlineExceeded.
+type TimeoutError struct {
+	URL   string
+	After time.Duration // the bound that ran out
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("fetch %s: no complete answer within the request timeout of %s", e.URL, e.After)
+}
+
+// Is makes errors.Is(err, ErrTimeout) and errors.Is(err,
+// context.DeadlineExceeded) true.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, as net.Error does for timeouts.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Temporary reports true: a later attempt may succeed.
+func (e *TimeoutError) Temporary() bool { return true }

@@ -91,7 +91,11 @@ type HTTP struct {
 	Client *http.Client
 	// UserAgent is sent with every request.
 	UserAgent string
-	// Timeout bounds one attempt, body included.
+	// Timeout bounds one attempt, body included; past it the attempt fails
+	// with a *TimeoutError. When Client's transport is a *Polite, the bound
+	// starts once Polite gives the request its pacing slot (each redirect
+	// hop gets its own), so waiting for the slot does not count; otherwise
+	// it starts when the attempt does.
 	Timeout time.Duration
 	// MaxBytes caps the body; a larger body is a *TooLargeError.
 	MaxBytes int64
@@ -188,8 +192,18 @@ func (e *badRequestError) Unwrap() error { return e.err }
 // attempt sends one request. retryAfter is -1 when the answer carried no
 // usable Retry-After.
 func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, orDefault(h.Timeout, DefaultTimeout))
-	defer cancel()
+	client := http.DefaultClient
+	if h.Client != nil {
+		client = h.Client
+	}
+	timeout := orDefault(h.Timeout, DefaultTimeout)
+	if _, ok := client.Transport.(requestTimer); ok {
+		ctx = context.WithValue(ctx, timeoutKey{}, timeout)
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &TimeoutError{URL: req.URL, After: timeout})
+		defer cancel()
+	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
 	if err != nil {
 		return nil, -1, &badRequestError{fmt.Errorf("fetch %s: %w", req.URL, err)}
@@ -204,10 +218,6 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 	}
 	if req.LastModified != "" {
 		hr.Header.Set("If-Modified-Since", req.LastModified)
-	}
-	client := http.DefaultClient
-	if h.Client != nil {
-		client = h.Client
 	}
 	c := *client
 	maxRedirects := orDefault(h.MaxRedirects, DefaultMaxRedirects)
@@ -264,6 +274,15 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 		return nil, ra, se
 	}
 }
+
+// requestTimer is implemented by transports that start a request's
+// timeout themselves once the request is sent (*Polite): HTTP hands its
+// Timeout to them through the request's context (timeoutKey) instead of
+// starting it before the transport waits for a pacing slot.
+type requestTimer interface{ timesRequests() }
+
+// timeoutKey holds the time.Duration bound of a request, for a requestTimer.
+type timeoutKey struct{}
 
 // drain reads a little of an unwanted body so the connection can be reused.
 func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }

@@ -86,7 +86,16 @@ type Polite struct {
 	PerHost int
 	// RobotsTTL is how long a host's robots.txt is kept (default 24h).
 	RobotsTTL time.Duration
-	// RobotsTimeout bounds the robots.txt fetch (default DefaultTimeout).
+	// Timeout bounds each request Polite sends, from the moment the request
+	// gets its host's pacing slot until its body is closed (headers and
+	// body read included; the wait for the slot is not). 0 means no bound
+	// of Polite's own. A request sent by an HTTP fetcher is bounded by the
+	// fetcher's Timeout instead. Timeouts are measured in real time, not on
+	// Clock: they bound network I/O, which a fake clock does not move. A
+	// request that runs out of time fails with a *TimeoutError.
+	Timeout time.Duration
+	// RobotsTimeout bounds each robots.txt request the same way (default
+	// DefaultTimeout).
 	RobotsTimeout time.Duration
 	// MaxCrawlDelay caps a Crawl-delay (default robots.DefaultMaxCrawlDelay).
 	MaxCrawlDelay time.Duration
@@ -200,62 +209,70 @@ func (p *Polite) rules(ctx context.Context, u *url.URL, h *hostState) (*robots.R
 	return rules, nil
 }
 
-// loadRobots fetches robots.txt, following up to five redirects.
+// loadRobots fetches robots.txt, following up to five redirects. Each hop
+// is bounded by RobotsTimeout from the end of its pacing wait.
 func (p *Polite) loadRobots(ctx context.Context, u *url.URL, h *hostState) (*robots.Rules, error) {
 	target := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
-	ctx, cancel := context.WithTimeout(ctx, orDefault(p.RobotsTimeout, DefaultTimeout))
-	defer cancel()
 	for hop := 0; ; hop++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
-		if err != nil {
-			return nil, &RobotsError{URL: target.String(), Err: err}
-		}
-		if p.UserAgent != "" {
-			req.Header.Set("User-Agent", p.UserAgent)
-		}
 		if target.Host == u.Host {
 			// The robots request is paced like any other to the host.
 			if err := p.pace(ctx, h, 0); err != nil {
 				return nil, &RobotsError{URL: target.String(), Err: err}
 			}
 		}
-		resp, err := p.base().RoundTrip(req)
-		if err != nil {
-			return nil, &RobotsError{URL: target.String(), Err: err}
+		rules, next, err := p.robotsHop(ctx, target, u)
+		if err != nil || next == nil {
+			return rules, err
 		}
-		switch {
-		case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "":
-			loc, err := target.Parse(resp.Header.Get("Location"))
-			drain(resp.Body)
-			resp.Body.Close()
-			if err != nil || (loc.Scheme != "http" && loc.Scheme != "https") {
-				return nil, nil // an unusable redirect: robots.txt is unavailable
-			}
-			if hop+1 >= maxRobotsRedirects {
-				// RFC 9309 2.3.1.2: past five redirects robots.txt may be
-				// assumed unavailable, which means no restrictions.
-				p.logger().DebugContext(ctx, "robots.txt redirects too often; no restrictions", "url", u.Host)
-				return nil, nil
-			}
-			target = loc
-			continue
-		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			body, err := io.ReadAll(io.LimitReader(resp.Body, robots.MaxSize))
-			resp.Body.Close() // unread bytes past the limit are dropped
-			if err != nil {
-				return nil, &RobotsError{URL: target.String(), Err: err}
-			}
-			return robots.Parse(body), nil
-		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-			drain(resp.Body)
-			resp.Body.Close()
-			return nil, &RobotsError{URL: target.String(), Status: resp.StatusCode}
-		default: // other 3xx without Location, 4xx: unavailable, no restrictions
-			drain(resp.Body)
-			resp.Body.Close()
-			p.logger().DebugContext(ctx, "robots.txt unavailable; no restrictions", "url", target.String(), "status", resp.StatusCode)
+		if hop+1 >= maxRobotsRedirects {
+			// RFC 9309 2.3.1.2: past five redirects robots.txt may be
+			// assumed unavailable, which means no restrictions.
+			p.logger().DebugContext(ctx, "robots.txt redirects too often; no restrictions", "url", u.Host)
 			return nil, nil
 		}
+		target = next
+	}
+}
+
+// robotsHop sends one robots.txt request. next is the redirect target to
+// follow, nil when the answer settled the rules.
+func (p *Polite) robotsHop(ctx context.Context, target, u *url.URL) (rules *robots.Rules, next *url.URL, err error) {
+	d := orDefault(p.RobotsTimeout, DefaultTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, d, &TimeoutError{URL: target.String(), After: d})
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return nil, nil, &RobotsError{URL: target.String(), Err: err}
+	}
+	if p.UserAgent != "" {
+		req.Header.Set("User-Agent", p.UserAgent)
+	}
+	resp, err := p.base().RoundTrip(req)
+	if err != nil {
+		return nil, nil, &RobotsError{URL: target.String(), Err: err}
+	}
+	defer resp.Body.Close() // unread bytes past the limit are dropped
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "":
+		loc, err := target.Parse(resp.Header.Get("Location"))
+		drain(resp.Body)
+		if err != nil || (loc.Scheme != "http" && loc.Scheme != "https") {
+			return nil, nil, nil // an unusable redirect: robots.txt is unavailable
+		}
+		return nil, loc, nil
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, robots.MaxSize))
+		if err != nil {
+			return nil, nil, &RobotsError{URL: target.String(), Err: err}
+		}
+		return robots.Parse(body), nil, nil
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		drain(resp.Body)
+		return nil, nil, &RobotsError{URL: target.String(), Status: resp.StatusCode}
+	default: // other 3xx without Location, 4xx: unavailable, no restrictions
+		drain(resp.Body)
+		p.logger().DebugContext(ctx, "robots.txt unavailable; no restrictions", "url", target.String(), "status", resp.StatusCode)
+		return nil, nil, nil
 	}
 }
 
@@ -303,18 +320,39 @@ func (p *Polite) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-h.sem
 		return nil, err
 	}
+	// The request's own time starts now that it has its slot.
+	cancel := context.CancelFunc(func() {})
+	if d := p.timeoutOf(ctx); d > 0 {
+		var tctx context.Context
+		tctx, cancel = context.WithTimeoutCause(ctx, d, &TimeoutError{URL: req.URL.String(), After: d})
+		req = req.WithContext(tctx)
+	}
 	if p.UserAgent != "" && req.Header.Get("User-Agent") == "" {
-		req = req.Clone(ctx)
+		req = req.Clone(req.Context())
 		req.Header.Set("User-Agent", p.UserAgent)
 	}
 	resp, err := p.base().RoundTrip(req)
 	if err != nil {
+		cancel()
 		<-h.sem
 		return nil, err
 	}
-	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { <-h.sem }}
+	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { cancel(); <-h.sem }}
 	return resp, nil
 }
+
+// timeoutOf is the bound of a request: the one an HTTP fetcher put in its
+// context, else Timeout.
+func (p *Polite) timeoutOf(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok {
+		return d
+	}
+	return p.Timeout
+}
+
+// timesRequests marks Polite as a transport that starts a request's
+// timeout once the request has its slot (see requestTimer).
+func (p *Polite) timesRequests() {}
 
 // releaseBody frees the host's concurrency slot when the body is closed.
 type releaseBody struct {

@@ -8,7 +8,9 @@
 // blocks that change on every request while the real content does not,
 // script-only pages, and commands that change the site between runs: edit,
 // delete (404 or 410), redirect, add, remove from the sitemap, inject
-// failures (429/503 with Retry-After), slow and huge responses. Every request
+// failures (429/503 with Retry-After), slow and huge responses, and the
+// hostile behaviours of hostile.go (bodies generated while served,
+// fan-out sitemap indexes, answers trickling a byte at a time). Every request
 // is logged (method, path, conditional headers, status) so tests can count
 // exactly what was fetched.
 package testsite
@@ -132,9 +134,12 @@ type Site struct {
 	noSitemap   bool
 	llmsCode    int
 	docs        map[string]document
-	moved       map[string]string // Move: path -> redirect target
-	inFlight    int               // page requests being answered
-	peak        int               // most page requests answered at once since ResetLog
+	moved       map[string]string        // Move: path -> redirect target
+	inFlight    int                      // page requests being answered
+	peak        int                      // most page requests answered at once since ResetLog
+	gens        map[string]generated     // see hostile.go
+	fanouts     map[string]int           // FanOut prefix → width
+	trickles    map[string]time.Duration // Trickle path → interval
 }
 
 type document struct {
@@ -654,6 +659,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		s.inFlight++
 		s.peak = max(s.peak, s.inFlight)
 	}
+	every := s.trickles[path]
 	s.mu.Unlock()
 	if delay > 0 {
 		select {
@@ -661,7 +667,11 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	s.handle(rec, r)
+	if every > 0 {
+		s.handle(&trickleWriter{ResponseWriter: rec, r: r, every: every}, r)
+	} else {
+		s.handle(rec, r)
+	}
 	s.mu.Lock()
 	if page {
 		s.inFlight--
@@ -709,6 +719,16 @@ func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
 	if n, ok := s.huge[path]; ok {
 		s.mu.Unlock()
 		serveHuge(w, n)
+		return
+	}
+	if g, ok := s.gens[path]; ok {
+		s.mu.Unlock()
+		serveGenerated(w, r, g)
+		return
+	}
+	if g, ok := s.fanOutLocked(path); ok {
+		s.mu.Unlock()
+		serveGenerated(w, r, g)
 		return
 	}
 	switch {
