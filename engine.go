@@ -2,8 +2,6 @@ package recrawl
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -255,18 +253,22 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	e.runs.Add(1)
 	e.mu.Unlock()
 	defer e.runs.Done()
-	r := &run{e: e, source: src.Name(), owner: newOwner(), start: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
+	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
 	r.log = e.cfg.Logger.With("source", r.source)
 	st := e.cfg.State
-	if err := st.Lock(ctx, r.source, r.owner, r.start, e.cfg.LockTTL); err != nil {
+	if err := r.lock(ctx); err != nil {
 		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
+	stopHeartbeat := r.heartbeat(ctx)
 	defer func() {
+		stopHeartbeat()
 		// Release even when ctx is cancelled.
-		_ = st.Unlock(context.WithoutCancel(ctx), r.source, r.owner)
+		if err := st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
+			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+		}
 	}()
 	r.log.InfoContext(ctx, "run started")
 	r.commits = newCommitter(ctx, r)
@@ -314,12 +316,6 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return rep, disc.err
 	}
 	return rep, nil
-}
-
-func newOwner() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // finished stamps a report that no run filled.
@@ -406,24 +402,6 @@ func (e *Engine) jittered(url string, visits int, interval time.Duration) time.D
 		interval -= time.Duration(float64(interval) * e.cfg.Jitter * u)
 	}
 	return max(interval, time.Second)
-}
-
-// refreshLock keeps the run lock alive during long runs.
-func (r *run) refreshLock(ctx context.Context) {
-	e := r.e
-	now := e.cfg.Clock.Now()
-	r.mu.Lock()
-	refresh := now.Sub(r.lastLock) > e.cfg.LockTTL/3
-	if refresh {
-		r.lastLock = now
-	}
-	r.mu.Unlock()
-	if !refresh {
-		return
-	}
-	if err := e.cfg.State.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil && ctx.Err() == nil {
-		r.setFatal(fmt.Errorf("recrawl: run %s: %w", r.source, err))
-	}
 }
 
 // stage counts a stage attempt (delta 0), success (1) or failure (-1).

@@ -73,3 +73,12 @@ func Or(c Clock) Clock {
 	}
 	return c
 }
+
+// SelfAdvancing is the optional ability of a Clock whose time moves by
+// itself whenever a timer is created (NewAutoFake). A background ticker
+// must not run on such a clock: each tick would move its time. Code that
+// runs one (the engine's lock heartbeat) checks this ability and falls
+// back to work-driven ticks.
+type SelfAdvancing interface {
+	SelfAdvancing() bool
+}

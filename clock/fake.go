@@ -33,6 +33,10 @@ func NewAutoFake(start time.Time) *Fake {
 	return f
 }
 
+// SelfAdvancing reports whether f is an auto fake (NewAutoFake), whose
+// time moves forward whenever a timer is created.
+func (f *Fake) SelfAdvancing() bool { return f.auto }
+
 // Now returns the fake's current time.
 func (f *Fake) Now() time.Time {
 	f.mu.Lock()

@@ -1008,16 +1008,15 @@ func (s *SQLite) Lock(ctx context.Context, source, owner string, now time.Time, 
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		var holder string
-		var expires int64
+		var acquired, expires int64
 		err := tx.QueryRowContext(ctx,
-			`SELECT owner, expires_at FROM run_locks WHERE source = ?`, source).Scan(&holder, &expires)
+			`SELECT owner, acquired_at, expires_at FROM run_locks WHERE source = ?`, source).Scan(&holder, &acquired, &expires)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		case holder != owner && expires > encTime(now):
-			return fmt.Errorf("crawlstate: %s %q for %q: held by %q until %s: %w",
-				op, source, owner, holder, decTime(expires).Format(time.RFC3339Nano), ErrRunInProgress)
+			return &LockHeldError{Source: source, Owner: holder, Acquired: decTime(acquired), Expires: decTime(expires)}
 		case holder != owner:
 			s.log.Warn("crawlstate: took over an expired run lock",
 				"source", source, "owner", owner, "previous_owner", holder, "expired_at", decTime(expires))

@@ -16,6 +16,7 @@ package crawlstate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -253,6 +254,25 @@ var ErrNotFound = errors.New("crawlstate: row not found")
 // run lock and it has not expired.
 var ErrRunInProgress = errors.New("crawlstate: a run of this source is in progress")
 
+// LockHeldError is the error of Lock while another owner holds the lock:
+// it names the holder, so a caller that can tell the holder is gone (its
+// process died) may Unlock on its behalf and Lock again. It matches
+// ErrRunInProgress.
+type LockHeldError struct {
+	Source   string
+	Owner    string    // the holder's owner string, as it passed it to Lock
+	Acquired time.Time // when the holder took the lock
+	Expires  time.Time // when the lock expires unless refreshed
+}
+
+func (e *LockHeldError) Error() string {
+	return fmt.Sprintf("crawlstate: lock %q: held by %q since %s until %s: %v", e.Source, e.Owner,
+		e.Acquired.Format(time.RFC3339Nano), e.Expires.Format(time.RFC3339Nano), ErrRunInProgress)
+}
+
+// Unwrap returns ErrRunInProgress.
+func (e *LockHeldError) Unwrap() error { return ErrRunInProgress }
+
 // ErrLockLost is returned by Refresh when the lock expired and was taken
 // by another holder.
 var ErrLockLost = errors.New("crawlstate: run lock lost")
@@ -319,7 +339,8 @@ type State interface {
 	RecordFailure(ctx context.Context, source string, f Failure) error
 
 	// Lock takes the run lock of source for owner until now+ttl. It
-	// returns ErrRunInProgress while another owner holds an unexpired lock;
+	// returns ErrRunInProgress (as a *LockHeldError naming the holder)
+	// while another owner holds an unexpired lock;
 	// an expired lock (a crashed holder) is taken over. The lock is held
 	// until, not including, now+ttl; the holder may Lock again to extend
 	// it. An empty source or owner, or a ttl <= 0, is an error.

@@ -852,6 +852,12 @@ func testLock(t *testing.T, open Opener) {
 
 	err := s.Lock(ctx, src, "B", t0.Add(5*time.Minute), ttl)
 	require.ErrorIs(t, err, crawlstate.ErrRunInProgress)
+	var held *crawlstate.LockHeldError
+	require.ErrorAs(t, err, &held, "the error names the holder")
+	require.Equal(t, "A", held.Owner)
+	require.Equal(t, src, held.Source)
+	requireTime(t, t0, held.Acquired, "Acquired")
+	requireTime(t, t0.Add(time.Minute).Add(ttl), held.Expires, "Expires")
 
 	// A unlocking releases; B then gets it at once.
 	require.NoError(t, s.Unlock(ctx, src, "A"))
