@@ -3,6 +3,7 @@ package recrawl
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
 )
@@ -10,11 +11,18 @@ import (
 // maxCommitBatch bounds the results of one commit transaction.
 const maxCommitBatch = 256
 
+// commitLinger is how long a batch nobody waits for (304s, pages without
+// alerts) may wait for more results before it is written: one transaction
+// per maxCommitBatch results or per commitLinger, whichever comes first.
+const commitLinger = 5 * time.Millisecond
+
 // committer is a run's state-write stage. Workers hand it page results
 // with their stage events (submit); it writes them with group commit: one
 // transaction holds every result handed in while the previous transaction
 // was being written, up to maxCommitBatch, so under load a transaction
-// carries many pages and an idle run commits each page at once. Each
+// carries many pages. A batch that no caller waits for lingers up to
+// commitLinger for more; one a caller waits for (commit) is written at
+// once. Each
 // result's callback runs after its transaction, in submission order, with
 // nil once the result is stored. A failed batch is written again result by
 // result, so one bad result fails only its own page. Nothing is counted or
@@ -30,8 +38,9 @@ type committer struct {
 }
 
 type commitReq struct {
-	res   crawlstate.Result
-	after func(error) // nil error: committed
+	res    crawlstate.Result
+	after  func(error) // nil error: committed
+	waited bool        // a caller blocks until it is written
 }
 
 func newCommitter(ctx context.Context, r *run) *committer {
@@ -50,7 +59,8 @@ func (c *committer) submit(res crawlstate.Result, after func(error)) {
 // commit writes res and waits for it: the error of its transaction.
 func (c *committer) commit(res crawlstate.Result) error {
 	done := make(chan error, 1)
-	c.submit(res, func(err error) { done <- err })
+	c.pending.Add(1)
+	c.in <- commitReq{res: res, after: func(err error) { done <- err }, waited: true}
 	return <-done
 }
 
@@ -71,8 +81,12 @@ func (c *committer) loop() {
 	defer close(c.stopped)
 	batch := make([]commitReq, 0, maxCommitBatch)
 	results := make([]crawlstate.Result, 0, maxCommitBatch)
+	linger := time.NewTimer(commitLinger)
+	linger.Stop()
 	for req := range c.in {
 		batch = append(batch[:0], req)
+		waited := req.waited
+		lingering := false
 	fill:
 		for len(batch) < maxCommitBatch {
 			select {
@@ -81,9 +95,31 @@ func (c *committer) loop() {
 					break fill
 				}
 				batch = append(batch, more)
+				waited = waited || more.waited
+				continue
 			default:
+			}
+			if waited || c.ctx.Err() != nil {
+				break
+			}
+			if !lingering {
+				linger.Reset(commitLinger)
+				lingering = true
+			}
+			select {
+			case more, ok := <-c.in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, more)
+				waited = waited || more.waited
+			case <-linger.C:
+				lingering = false
 				break fill
 			}
+		}
+		if lingering {
+			linger.Stop()
 		}
 		results = results[:0]
 		for _, b := range batch {
