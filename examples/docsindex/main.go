@@ -225,7 +225,7 @@ func run(ctx context.Context, e env) error {
 		return runErr
 	}
 	if n := rep.Failed[recrawl.StageContent]; n > 0 {
-		return fmt.Errorf("the files of %d pages could not be written or removed; those pages stay due and the next run hands them over again; first: %w", n, out.failure())
+		return fmt.Errorf("the files of %d pages could not be written or removed; those pages are retried after a backoff (1 h, doubling) and handed over again; first: %w", n, out.failure())
 	}
 	return nil
 }

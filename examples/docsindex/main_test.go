@@ -322,8 +322,8 @@ func TestDemo(t *testing.T) {
 }
 
 // A write that fails fails the page at the "content" stage before the
-// commit: the row keeps its old hash and stays due, and the next run
-// writes the file.
+// commit: the row keeps its old hash and is due again after the first
+// failure backoff (1 h), when the next run writes the file.
 func TestFailedWriteStaysDue(t *testing.T) {
 	h := newHarness(t, testsite.Options{Pages: 4})
 	sitemap := h.site.SitemapURL()
@@ -337,7 +337,7 @@ func TestFailedWriteStaysDue(t *testing.T) {
 	h.site.Edit("/docs/page-0002")
 	h.clk.Advance(48 * time.Hour)
 	stdout, _, err := h.run("-entry", sitemap, "-json")
-	require.ErrorContains(t, err, "the files of 1 pages could not be written or removed; those pages stay due")
+	require.ErrorContains(t, err, "the files of 1 pages could not be written or removed; those pages are retried")
 	require.ErrorContains(t, err, "first: "+h.site.PageURL("/docs/page-0002")+": writing ")
 	var rep recrawl.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
@@ -347,9 +347,11 @@ func TestFailedWriteStaysDue(t *testing.T) {
 	row := h.row(sitemap, "/docs/page-0002")
 	require.Equal(t, committed, row.ContentHash, "the state keeps the version whose file exists")
 	require.Equal(t, recrawl.StageContent, row.LastStage)
-	require.False(t, row.NextCheck.After(h.clk.Now()), "the page stays due")
+	require.True(t, row.NextCheck.After(h.clk.Now()), "the failure is backed off")
+	require.False(t, row.NextCheck.After(h.clk.Now().Add(time.Hour)), "the first backoff is 1 h")
 
 	require.NoError(t, os.RemoveAll(h.path("/docs/page-0002")))
+	h.clk.Advance(time.Hour)
 	stdout, _, err = h.run("-entry", sitemap)
 	require.NoError(t, err)
 	require.Contains(t, stdout, "due 1,")
