@@ -30,9 +30,6 @@ const (
 	DefaultJitter          = 0.1
 	DefaultStageAttempts   = 3
 	DefaultDeadLetterAfter = 3
-	// DefaultOptimalCadence is the run interval from which the default
-	// scheduler falls back to the baseline (see Config.Scheduler).
-	DefaultOptimalCadence = 18 * time.Hour
 )
 
 // SitemapTrust says how far a sitemap's lastmod is believed.
@@ -110,13 +107,13 @@ type Config struct {
 	Limits *Limits
 
 	// Scheduler chooses revisit intervals. The default (nil) is
-	// schedule.Optimal{} re-planned at the start of every run with the
-	// budget the Halving baseline would spend on the same pages
-	// (Optimal.BaselineBudget): in the simulator (schedule/sim) it is
-	// fresher than the baseline at the same fetch count. A source whose
-	// pages are fetched no more often than every DefaultOptimalCadence (a
-	// daily cron job) cannot follow a plan; for it the default is
-	// schedule.DefaultHalving. Set a Scheduler to choose for yourself.
+	// schedule.Index{}: each run fetches the due pages of highest
+	// Cho–Garcia-Molina index up to what the Halving baseline would fetch
+	// of the same pages at the source's measured cadence (from the run
+	// starts recorded in State), so it never spends more than the
+	// baseline; in the simulator (schedule/sim) it is fresher at every
+	// cadence. A scheduler that implements schedule.Planner is planned at
+	// the start of every run; any other is used as it is.
 	Scheduler schedule.Scheduler
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages
@@ -124,9 +121,11 @@ type Config struct {
 	// negative value for none).
 	Jitter float64
 	// Budget caps the fetches of one run (0: no cap). When more rows are
-	// due than the budget allows, the due queue is ordered by expected
-	// freshness gain instead of by due time, so the budget is spent where
-	// it buys most; the rest stays due.
+	// due than the budget allows, the due queue is ordered by the
+	// scheduler's run plan (schedule.RunPlan.Priority) or, for a scheduler
+	// that does not plan, by expected freshness gain (schedule.Gain)
+	// instead of by due time, so the budget is spent where it buys most;
+	// the rest stays due.
 	Budget int
 
 	// Normalize is the URL policy that gives pages their identity.

@@ -13,6 +13,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
+	"github.com/recrawl/recrawl/schedule"
 )
 
 func TestAuthoritativeSitemapEndsAfterTwoRequests(t *testing.T) {
@@ -208,7 +209,8 @@ func TestBudgetSpendsFetchesOnTheLikeliestChanges(t *testing.T) {
 		f.run()
 	}
 	f.clk.Advance(40 * 24 * time.Hour) // everything is due
-	f.eng = mustEngine(t, recrawl.Config{State: f.state, Clock: f.clk, Budget: 4, Limits: limits(func(*recrawl.Limits) {})})
+	// A scheduler that does not plan: Config.Budget ranks by schedule.Gain.
+	f.eng = mustEngine(t, recrawl.Config{State: f.state, Clock: f.clk, Budget: 4, Scheduler: schedule.DefaultHalving, Limits: limits(func(*recrawl.Limits) {})})
 	for _, p := range hot {
 		f.site.Edit(p)
 	}

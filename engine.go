@@ -278,7 +278,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
-	sched, err := e.plan(ctx, r.source)
+	sched, err := e.plan(ctx, r.source, r.start)
 	if err != nil {
 		return r.finish(), err
 	}
@@ -457,35 +457,43 @@ func (e *Engine) NextDue(ctx context.Context, src discover.Source) (time.Time, e
 	return t, nil
 }
 
-// plan returns the scheduler of one run. An Optimal scheduler is
-// re-planned over every live row of the source (its change-rate estimate
-// and weight), so its Multiplier prices a fetch for this run; without a
-// Budget it gets its BaselineBudget, what the Halving baseline would spend
-// on the same pages; without a Min interval it takes the shortest interval
-// seen between two fetches of a page (the host's cadence), since no page
-// can be fetched more often than the source runs. Other schedulers are used
+// planRuns is how many recorded run starts measure a source's cadence.
+const planRuns = 16
+
+// plan records the run's start and returns its scheduler. A
+// schedule.Planner (the default, schedule.Index, is one) plans the run over
+// every live row of the source (its change-rate estimate, weight and last
+// fetch) with the source's real run times: the previous run's start and
+// the cadence measured from the recorded starts. Other schedulers are used
 // as they are.
-func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, error) {
-	var opt schedule.Optimal
-	switch s := e.cfg.Scheduler.(type) {
-	case nil: // the default: Optimal{}, or the baseline for sources run daily or less often
-	case schedule.Optimal:
-		opt = s
-	case *schedule.Optimal:
-		opt = *s
-	default:
-		return e.cfg.Scheduler, nil
+func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
+	st := e.cfg.State
+	starts, err := st.Runs(ctx, source, planRuns)
+	if err != nil {
+		return nil, fmt.Errorf("recrawl: planning: %w", err)
+	}
+	if err := st.RecordRun(ctx, source, start); err != nil {
+		return nil, fmt.Errorf("recrawl: planning: %w", err)
+	}
+	s := e.cfg.Scheduler
+	if s == nil {
+		s = schedule.Index{}
+	}
+	planner, ok := s.(schedule.Planner)
+	if !ok {
+		return s, nil
+	}
+	run := schedule.Run{Start: start, Cadence: schedule.Cadence(append(starts, start))}
+	for _, t := range starts {
+		if t.Before(start) {
+			run.Previous = t // newest first: the latest earlier start
+			break
+		}
 	}
 	var inputs []schedule.PlanInput
 	everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
-	var cadence time.Duration                                 // the shortest interval between two fetches of a page
-	err := e.eachDue(ctx, source, everything, func(row crawlstate.Row) bool {
-		inputs = append(inputs, opt.Input(pageOf(row)))
-		for _, c := range row.Stats.Recent {
-			if c.Elapsed > 0 && (cadence == 0 || c.Elapsed < cadence) {
-				cadence = c.Elapsed
-			}
-		}
+	err = e.eachDue(ctx, source, everything, func(row crawlstate.Row) bool {
+		inputs = append(inputs, planInput(row))
 		return true
 	})
 	if err != nil {
@@ -494,39 +502,25 @@ func (e *Engine) plan(ctx context.Context, source string) (schedule.Scheduler, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(inputs) == 0 {
-		return opt, nil
-	}
-	if e.cfg.Scheduler == nil && cadence >= DefaultOptimalCadence {
-		// A source run daily (a cron job) cannot follow a plan: the
-		// baseline, which reacts to what each fetch finds, does better
-		// there (see the README's simulator notes).
-		return schedule.DefaultHalving, nil
-	}
-	// The host runs the source no more often than it has: no page can be
-	// fetched more often than that, whatever the plan says.
-	if opt.Min == 0 && cadence > schedule.DefaultMinInterval {
-		opt.Min = min(cadence*9/10, schedule.DefaultMaxInterval/2)
-	}
-	if opt.Budget <= 0 {
-		// No budget given: spend what the baseline would have.
-		opt.Budget = opt.BaselineBudget(inputs)
-	}
-	opt.Multiplier = opt.Plan(inputs).Multiplier
-	return opt, nil
+	return planner.PlanRun(run, inputs), nil
 }
 
-// schedulerName names a scheduler in the report.
+// planInput is a row as a Planner sees it: its cached estimate (or the
+// estimate of its statistics), weight and last fetch; a row never stored
+// counts as never fetched.
+func planInput(row crawlstate.Row) schedule.PlanInput {
+	in := schedule.Optimal{}.Input(pageOf(row))
+	if row.ContentHash == "" {
+		in.LastFetched = time.Time{}
+	}
+	return in
+}
+
+// schedulerName names a scheduler in the report: its Name() string
+// method, else its type.
 func schedulerName(s schedule.Scheduler) string {
-	switch s.(type) {
-	case schedule.Optimal, *schedule.Optimal:
-		return "optimal"
-	case schedule.Halving, *schedule.Halving:
-		return "halving"
-	case schedule.Nutch, *schedule.Nutch:
-		return "nutch"
-	case schedule.Uniform, *schedule.Uniform:
-		return "uniform"
+	if n, ok := s.(interface{ Name() string }); ok {
+		return n.Name()
 	}
 	return fmt.Sprintf("%T", s)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/recrawl/recrawl/fetch/geonode"
 	"github.com/recrawl/recrawl/internal/fakegeonode"
 	"github.com/recrawl/recrawl/internal/testsite"
+	"github.com/recrawl/recrawl/schedule"
 )
 
 type geonodeFixture struct {
@@ -30,7 +31,8 @@ func newGeonode(t *testing.T, opts testsite.Options, mod func(*recrawl.Config)) 
 	t.Cleanup(api.Close)
 	client, err := geonode.New(api.APIKey(), geonode.WithBaseURL(api.URL()), geonode.WithClock(f.clk))
 	require.NoError(t, err)
-	cfg := recrawl.Config{State: f.state, Clock: f.clk, Fetcher: client, Limits: limits(func(*recrawl.Limits) {})}
+	cfg := recrawl.Config{State: f.state, Clock: f.clk, Fetcher: client, Limits: limits(func(*recrawl.Limits) {}),
+		Scheduler: schedule.DefaultHalving} // the baseline's exact intervals, as newFixture
 	if mod != nil {
 		mod(&cfg)
 	}

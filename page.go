@@ -197,9 +197,11 @@ func (p *pageRun) fail(ctx context.Context, stage string, cause error) {
 // schedule computes the next check and the updated statistics.
 func (p *pageRun) schedule(res *crawlstate.Result, obs schedule.Observation) {
 	e := p.r.e
-	page := pageOf(p.row)
-	res.Interval = p.r.sched.Next(page, obs)
-	stats := statsOf(schedule.Observe(page, obs))
+	// The same path as the simulator's: the statistics folded in once,
+	// the interval from the updated page.
+	next := schedule.Advance(p.r.sched, pageOf(p.row), obs)
+	res.Interval = next.Interval
+	stats := statsOf(next)
 	res.Stats = &stats
 	res.NextCheck = p.now.Add(e.jittered(p.row.URL, p.row.Visits, res.Interval))
 	if e.cfg.SitemapTrust == TrustAuthoritative && p.row.ListedIn != "" {
@@ -281,7 +283,9 @@ func (p *pageRun) body(ctx context.Context) []string {
 	outcome := OutcomeUnchanged
 	switch {
 	case p.row.ContentHash == "":
-		outcome, obs.First, obs.Changed, res.Changed = OutcomeNew, true, true, true
+		// The first fetch has nothing to compare with: a visit, not a
+		// change (Row.Changes counts the fetches that found one).
+		outcome, obs.First, obs.Changed = OutcomeNew, true, true
 	case hash != p.row.ContentHash:
 		outcome, obs.Changed, res.Changed = OutcomeChanged, true, true
 	}

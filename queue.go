@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -88,8 +89,8 @@ func (r *run) fetchDue(ctx context.Context) error {
 		}
 	}
 	var qerr error
-	if e.cfg.Budget > 0 && due > e.cfg.Budget {
-		qerr = r.dispatchByGain(ctx, dispatch)
+	if limit, rank, capped := r.runLimit(); limit >= 0 && due > limit {
+		qerr = r.dispatchByGain(ctx, limit, rank, capped, dispatch)
 	} else {
 		qerr = r.dispatchInOrder(ctx, dispatch)
 	}
@@ -169,22 +170,58 @@ func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row)
 	return r.e.eachDue(ctx, r.source, r.start, dispatch)
 }
 
-// dispatchByGain dispatches the Budget rows with the highest expected
-// freshness gain (schedule.Gain: the probability that the page changed
-// since its last fetch, times its weight). Only Budget rows are held in
-// memory at a time.
-func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
+// runLimit returns how many due rows the run may fetch (negative: all)
+// and how to rank them: the run plan's Limit and Priority when the
+// scheduler is a schedule.RunPlan, Config.Budget and schedule.Gain
+// otherwise; the smaller limit wins. capped reports that Config.Budget is
+// the limit.
+func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bool) {
+	limit = -1
+	if r.e.cfg.Budget > 0 {
+		limit = r.e.cfg.Budget
+	}
+	rank = func(p schedule.Page) float64 { return schedule.Gain(p, r.start) }
+	if plan, ok := r.sched.(schedule.RunPlan); ok {
+		rank = plan.Priority
+		if l := plan.Limit(); l >= 0 && (limit < 0 || l < limit) {
+			return l, rank, false
+		}
+	}
+	return limit, rank, limit >= 0
+}
+
+// dispatchByGain dispatches the limit rows ranked highest. Rows never
+// stored, rows discovery made due now (a moved lastmod, a revival) and
+// rows whose last attempt failed come first: within Config.Budget when
+// capped (the report then names the budget), else outside the plan's
+// limit, since nothing is known of the first, the second carry their own
+// evidence of a change and the last are owed a retry; the second take the
+// place of ranked rows. Only limit rows are held in memory at a time.
+func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(crawlstate.Row) bool) error {
 	e := r.e
 	best := &gainHeap{}
+	stop := false
+	room := limit // what the plan's limit leaves for the ranked rows
 	err := e.eachDue(ctx, r.source, r.start, func(row crawlstate.Row) bool {
-		g := schedule.Gain(pageOf(row), r.start)
-		if row.ContentHash == "" {
-			g = 2 // never fetched: nothing is known, fetch first
+		g := math.Inf(1) // never fetched: nothing is known, fetch first
+		if row.ContentHash != "" && row.Failures == 0 && !row.NextCheck.IsZero() {
+			g = rank(pageOf(row))
+		} else if !capped {
+			if row.ContentHash != "" && row.NextCheck.IsZero() {
+				// Made due by discovery: it takes the place of a ranked
+				// row (the due queue lists these rows first).
+				room = max(room-1, 0)
+			}
+			if !dispatch(row) {
+				stop = true
+				return false
+			}
+			return true
 		}
 		switch {
-		case best.Len() < e.cfg.Budget:
+		case best.Len() < room:
 			heap.Push(best, gainRow{row, g})
-		case g > (*best)[0].gain:
+		case room > 0 && g > (*best)[0].gain:
 			// The weakest row kept so far is left out.
 			r.skipDue((*best)[0].row, SkipBudget)
 			(*best)[0] = gainRow{row, g}
@@ -194,7 +231,7 @@ func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) 
 		}
 		return true
 	})
-	if err != nil {
+	if err != nil || stop {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -211,7 +248,7 @@ func (r *run) dispatchByGain(ctx context.Context, dispatch func(crawlstate.Row) 
 	}
 	// The rows the budget left out stay due; the dispatched ones finish.
 	r.mu.Lock()
-	if r.rep.StoppedBy == "" {
+	if r.rep.StoppedBy == "" && capped {
 		r.rep.StoppedBy = StopBudget
 	}
 	r.mu.Unlock()

@@ -47,7 +47,7 @@ const (
 	SkipOffHost   = "off-host"  // a sitemap listed a URL, or a child sitemap, of another host
 	SkipRobots    = "robots"    // robots.txt disallows the URL; it was not requested
 	SkipMaxPages  = "max_pages" // the page cap ended the run first; the row stays due
-	SkipBudget    = "budget"    // Config.Budget was spent on pages with more expected gain; the row stays due
+	SkipBudget    = "budget"    // Config.Budget or the run plan's limit was spent on pages ranked higher; the row stays due
 	SkipAlias     = "alias"     // CanonicalFollow: the page declares another canonical
 	SkipDuplicate = "duplicate" // a crawl reached a URL already handled in this run
 	SkipShutdown  = "shutdown"  // Engine.Shutdown stopped the run first; the row stays due

@@ -30,7 +30,18 @@ var migrations = []migration{
 	{version: 2, name: "page details and change statistics", sql: schemaV2},
 	{version: 3, name: "links, chunks, vectors, alerts, documents and stage events", sql: schemaV3},
 	{version: 4, name: "rows excluded from the due queue (not documents)", sql: schemaV4},
+	{version: 5, name: "run starts", sql: schemaRuns},
 }
+
+// schemaRuns records when each run of a source started (RecordRun), so the
+// scheduler knows the source's real cadence.
+const schemaRuns = `
+CREATE TABLE runs (
+	source TEXT    NOT NULL,
+	start  INTEGER NOT NULL, -- Unix nanoseconds
+	PRIMARY KEY (source, start)
+) WITHOUT ROWID;
+`
 
 // schemaV1 holds per-URL state and the per-source run locks.
 //

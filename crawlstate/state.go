@@ -412,6 +412,18 @@ type State interface {
 	// minFailures below 1 is an error.
 	DeadLetters(ctx context.Context, source string, minFailures int) ([]Row, error)
 
+	// RecordRun stores that a run of source started at start; a start
+	// already recorded is stored once. Only the latest KeepRuns starts of
+	// a source are kept. An empty source or a zero start is an error.
+	RecordRun(ctx context.Context, source string, start time.Time) error
+	// Runs returns the latest starts recorded for source, newest first, at
+	// most limit of them (none: an empty slice). A limit below 1 is an
+	// error.
+	Runs(ctx context.Context, source string, limit int) ([]time.Time, error)
+
 	// Close releases the store.
 	Close() error
 }
+
+// KeepRuns is how many run starts per source RecordRun keeps.
+const KeepRuns = 64

@@ -17,6 +17,12 @@ func Advance(s Scheduler, p Page, obs Observation) Page {
 	case *Optimal:
 		q = Observe(p, obs)
 		iv = o.withDefaults().next(q)
+	case optimalRun:
+		q = Observe(p, obs)
+		iv = o.o.withDefaults().next(q)
+	case IndexPlan:
+		q = Observe(p, obs)
+		iv = o.next(q)
 	default:
 		iv = s.Next(p, obs)
 		q = Observe(p, obs)

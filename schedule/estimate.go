@@ -102,6 +102,31 @@ func EstimateLastModified(n, x int, total time.Duration, lim Limits) Rate {
 // when a step leaves the bracket) and bounded by lim (zero fields take
 // DefaultLimits). Checks with Elapsed <= 0 are ignored.
 func EstimateIrregular(checks []Check, lim Limits) Rate {
+	return estimateIrregular(checks, lim, 1)
+}
+
+// EstimateObserved is the change rate of p from its checks alone: the
+// maximum-likelihood estimate of EstimateIrregular without the smoothing
+// pseudo-checks (DefaultLimits.Min when no check found a change), or
+// Estimate(p) when that is lower (every check found a change; a page
+// without checks). The prior keeps a page's own estimate from being abandoned on
+// little evidence, but it pulls the estimate of a page that never changes
+// up to about one change per observed time; what the baseline spends on a
+// page follows what its checks found, so BaselineRate is computed from
+// this estimate.
+func EstimateObserved(p Page) Rate {
+	est := Estimate(p)
+	if len(p.Recent) == 0 {
+		return est
+	}
+	// Every check found a change: the likelihood has no maximum, and the
+	// smoothed estimate is the better bound.
+	return min(est, estimateIrregular(p.Recent, DefaultLimits, 0))
+}
+
+// estimateIrregular is EstimateIrregular with the pseudo-checks weighted
+// by prior (1: one of each kind; 0: none).
+func estimateIrregular(checks []Check, lim Limits, prior float64) Rate {
 	lim = lim.orDefault()
 	var (
 		n, x       int
@@ -124,7 +149,7 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 	if n > 0 {
 		mean = (sumC + sumU) / float64(n)
 	}
-	target := sumU + mean // Σ_unchanged t, with the pseudo-check
+	target := sumU + prior*mean // Σ_unchanged t, with the pseudo-check
 	// phi(λ) = Σ_changed t/(e^(λt)−1) − target is decreasing in λ.
 	phi := func(lam float64) (v, dv float64) {
 		add := func(t float64) {
@@ -144,7 +169,10 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 			// d/dλ t/(e^(λt)−1) = −t² e^(λt)/(e^(λt)−1)²
 			dv -= t * t * e / (em * em)
 		}
-		add(mean)
+		if prior > 0 {
+			add(mean)
+			v, dv = v*prior, dv*prior
+		}
 		for _, c := range checks {
 			if c.Elapsed > 0 && c.Changed {
 				add(days(c.Elapsed))

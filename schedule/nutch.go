@@ -98,3 +98,6 @@ func (n Nutch) Next(p Page, obs Observation) time.Duration {
 	}
 	return toDuration(next)
 }
+
+// Name returns "nutch".
+func (Nutch) Name() string { return "nutch" }

@@ -64,14 +64,24 @@ type PlanInput struct {
 	// whatever the plan says (a page the host pins to its own schedule): it
 	// counts against the budget and is returned unchanged.
 	Fixed Rate
+	// LastFetched is when the page was last fetched; zero if never. Index
+	// ranks by it; Optimal ignores it.
+	LastFetched time.Time
+	// Observed is the change rate BaselineRate prices the page at, usually
+	// EstimateObserved; zero means ChangeRate.
+	Observed Rate
+	// Age is the time since the page's first fetch, for BaselineRate (a
+	// young page costs the baseline more); negative: settled.
+	Age time.Duration
 }
 
 // Input returns the PlanInput of p: its estimated rate (Estimate when
-// ChangeRate is unset) and weight. A page on the exploration schedule is
+// ChangeRate is unset), weight, last fetch, observed rate
+// (EstimateObserved) and age at its last fetch (Elapsed). A page on the exploration schedule is
 // planned at its estimated rate like any other; its extra checks are few
 // and end after ExploreChecks checks.
 func (o Optimal) Input(p Page) PlanInput {
-	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight}
+	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight, LastFetched: p.LastFetched, Observed: EstimateObserved(p), Age: p.Elapsed}
 	if !(in.ChangeRate > 0) {
 		in.ChangeRate = Estimate(p)
 	}
@@ -324,3 +334,39 @@ func toDuration(v float64) time.Duration {
 	}
 	return time.Duration(v)
 }
+
+// Name returns "optimal".
+func (Optimal) Name() string { return "optimal" }
+
+// PlanRun implements Planner: it solves the plan for the run (Plan) and
+// returns o with the run's Multiplier. Without a Budget it spends what
+// DefaultHalving would at the source's cadence (BaselineRate); without a
+// Min the shortest interval is the cadence, since no page is fetched more
+// often than the source runs. Due pages are ranked by Gain; the run has no
+// limit (-1).
+func (o Optimal) PlanRun(r Run, pages []PlanInput) RunPlan {
+	if o.Min == 0 && r.Cadence > DefaultMinInterval {
+		o.Min = min(r.Cadence*9/10, DefaultMaxInterval/2)
+	}
+	if len(pages) > 0 {
+		if o.Budget <= 0 {
+			o.Budget = BaselineRate(DefaultHalving, pages, r.Cadence, r.Start)
+		}
+		o.Multiplier = o.Plan(pages).Multiplier
+	}
+	return optimalRun{o: o, now: r.Start}
+}
+
+// optimalRun is the RunPlan of Optimal.
+type optimalRun struct {
+	o   Optimal
+	now time.Time
+}
+
+func (p optimalRun) Next(q Page, obs Observation) time.Duration { return p.o.Next(q, obs) }
+func (p optimalRun) Priority(q Page) float64                    { return Gain(q, p.now) }
+func (p optimalRun) Limit() int                                 { return -1 }
+func (p optimalRun) Name() string                               { return "optimal" }
+
+// MaxInterval implements Bounded.
+func (p optimalRun) MaxInterval() time.Duration { return p.o.MaxInterval() }

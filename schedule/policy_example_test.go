@@ -101,8 +101,9 @@ func ExampleOptimal_Next() {
 func ExampleOptimal_Input() {
 	opt := schedule.Optimal{Budget: 2}
 	settled := schedule.Page{ChangeRate: 0.5, Visits: 20, Recent: make([]schedule.Check, 20)}
-	fmt.Printf("%+v\n", opt.Input(settled))
-	// Output: {ChangeRate:0.5 Weight:0 Fixed:0}
+	in := opt.Input(settled)
+	fmt.Printf("rate %.2f, weight %v, observed %.5f\n", in.ChangeRate, in.Weight, in.Observed)
+	// Output: rate 0.50, weight 0, observed 0.00027
 }
 
 // Nutch grows the interval by 40% when nothing changed and pulls the next

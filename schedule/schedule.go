@@ -128,3 +128,6 @@ func clamp(d, lo, hi time.Duration) time.Duration {
 	}
 	return d
 }
+
+// Name returns "halving".
+func (Halving) Name() string { return "halving" }

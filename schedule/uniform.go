@@ -34,3 +34,6 @@ func (u Uniform) Next(Page, Observation) time.Duration {
 	}
 	return u.Every
 }
+
+// Name returns "uniform".
+func (Uniform) Name() string { return "uniform" }

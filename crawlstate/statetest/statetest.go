@@ -99,6 +99,7 @@ func Run(t *testing.T, open Opener) {
 		{"DeadLetters", testDeadLetters},
 		{"RecordExcluded", testRecordExcluded},
 		{"CanceledContextExtras", testCanceledContextExtras},
+		{"Runs", testRuns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

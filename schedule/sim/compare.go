@@ -14,9 +14,8 @@ import (
 // Compare runs every policy on seeds worlds (cfg with Seed, Seed+1, ...)
 // and returns each policy's mean result, in the order of makers. The first
 // policy is the reference: it runs unconstrained, and every other policy
-// gets its fetch count as budget, spread evenly over the horizon (fetches
-// divided by Days+1, since the token bucket starts with one day's budget),
-// so no policy can spend more than the reference did.
+// gets its fetch count as budget, spread evenly over the measured days
+// (BudgetOf), so no policy can spend more than the reference did.
 func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 	if len(makers) == 0 {
 		return nil, fmt.Errorf("sim: no policies to compare")
@@ -43,7 +42,7 @@ func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 			}
 			rs := make([]Result, len(makers))
 			rs[0] = Run(w, makers[0](), 0)
-			budget := schedule.Rate(rs[0].Fetches / float64(w.cfg.Days+1))
+			budget := BudgetOf(w.cfg, rs[0].Fetches)
 			for j, m := range makers[1:] {
 				rs[j+1] = Run(w, m(), budget)
 			}
@@ -61,6 +60,20 @@ func Compare(cfg Config, seeds int, makers []Maker) ([]Result, error) {
 		scaleResult(&sums[i], 1/float64(seeds))
 	}
 	return sums, nil
+}
+
+// BudgetOf is the budget per day at which the measured runs of cfg can
+// spend fetches and no more: fetches divided by the measured runs (those
+// at or after the warm-up and up to the horizon) times the cadence in
+// days, since the token bucket is emptied when measurement starts and
+// each run adds budget·Cadence/Day.
+func BudgetOf(cfg Config, fetches float64) schedule.Rate {
+	cfg, _ = cfg.withDefaults()
+	from := time.Duration(cfg.Warmup) * schedule.Day
+	horizon := from + time.Duration(cfg.Days)*schedule.Day
+	first := (from + cfg.Cadence - 1) / cfg.Cadence // first run index at or after from
+	runs := float64(horizon/cfg.Cadence - first + 1)
+	return schedule.Rate(fetches / (runs * float64(cfg.Cadence) / float64(schedule.Day)))
 }
 
 func add(sum *Result, r Result) {

@@ -83,5 +83,5 @@ func ExamplePolicies() {
 	// Uniform
 	// Optimal (estimated)
 	// Optimal (true rates)
-	// Optimal (default budget)
+	// Default
 }

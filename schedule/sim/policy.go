@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/schedule"
@@ -82,10 +84,9 @@ func (u *uniform) Advance(k Known, o schedule.Observation) schedule.Page {
 
 // optimal plans with estimated (or, as oracle, true) rates.
 type optimal struct {
-	o        schedule.Optimal
-	oracle   bool
-	baseline bool // plan at schedule.BaselineBudget instead of the given budget
-	inputs   []schedule.PlanInput
+	o      schedule.Optimal
+	oracle bool
+	inputs []schedule.PlanInput
 }
 
 // Optimal is schedule.Optimal with estimated rates: re-planned at every
@@ -98,18 +99,9 @@ func Optimal() Policy { return &optimal{} }
 // can reach.
 func Oracle() Policy { return &optimal{oracle: true} }
 
-// Default is the engine's default policy: schedule.Optimal with estimated
-// rates and no configured budget, re-planned at every run at
-// schedule.BaselineBudget (what Halving would spend on the same estimated
-// rates); due pages are taken in order of schedule.Gain.
-func Default() Policy { return &optimal{baseline: true} }
-
 func (o *optimal) Name() string {
-	switch {
-	case o.oracle:
+	if o.oracle {
 		return "Optimal (true rates)"
-	case o.baseline:
-		return "Optimal (default budget)"
 	}
 	return "Optimal (estimated)"
 }
@@ -138,9 +130,6 @@ func (o *optimal) Plan(_ time.Time, budget schedule.Rate, pages []Known) {
 			o.inputs = append(o.inputs, o.o.Input(*k.Page()))
 		}
 	}
-	if o.baseline {
-		o.o.Budget = o.o.BaselineBudget(o.inputs)
-	}
 	o.o.Multiplier = o.o.Plan(o.inputs).Multiplier
 }
 
@@ -165,4 +154,101 @@ func (o *optimal) Advance(k Known, obs schedule.Observation) schedule.Page {
 // reference (Halving) first.
 func Policies() []Maker {
 	return []Maker{Halving, Nutch, Uniform, Optimal, Oracle, Default}
+}
+
+// index runs a schedule.Planner as the engine does: PlanRun at the start
+// of every run with every known page and the cadence measured from the
+// run starts, the RunPlan's Limit and Priority for the due pages, its
+// Next after each fetch.
+type index struct {
+	name   string
+	p      schedule.Planner
+	plan   schedule.RunPlan
+	starts []time.Time // the latest run starts, oldest first
+	inputs []schedule.PlanInput
+	own    bool // the policy sets its own budget: ignore the simulator's
+}
+
+// Default is the engine's default policy, schedule.Index with no
+// configured budget: each run spends what Halving would at the measured
+// cadence, on the due pages of highest index. The simulator's budget
+// (Halving's measured spend in Compare) still caps it.
+func Default() Policy { return &index{name: "Default", p: schedule.Index{}, own: true} }
+
+// Planned runs any schedule.Planner as the engine runs it; with own false
+// the simulator's budget is given to it as its Budget when it is a
+// schedule.Index.
+func Planned(name string, p schedule.Planner) Policy { return &index{name: name, p: p, own: true} }
+
+func (x *index) Name() string { return x.name }
+
+func (x *index) Plan(now time.Time, _ schedule.Rate, pages []Known) {
+	const keep = 16
+	x.starts = append(x.starts, now)
+	if len(x.starts) > keep {
+		x.starts = append(x.starts[:0], x.starts[len(x.starts)-keep:]...)
+	}
+	run := schedule.Run{Start: now, Cadence: schedule.Cadence(x.starts)}
+	if n := len(x.starts); n > 1 {
+		run.Previous = x.starts[n-2]
+	}
+	x.inputs = x.inputs[:0]
+	for _, k := range pages {
+		x.inputs = append(x.inputs, schedule.Optimal{}.Input(*k.Page()))
+	}
+	x.plan = x.p.PlanRun(run, x.inputs)
+}
+
+// Limit is the run's fetch limit from the plan (0: none).
+func (x *index) Limit() int { return x.plan.Limit() }
+
+func (x *index) Priority(k Known, _ time.Time) float64 { return x.plan.Priority(*k.Page()) }
+
+func (x *index) Advance(k Known, obs schedule.Observation) schedule.Page {
+	return schedule.Advance(x.plan, *k.Page(), obs)
+}
+
+// keys names every policy of Policies by a short, stable key.
+var keys = []struct {
+	key  string
+	name string
+	make Maker
+}{
+	{"halving", "Halving", Halving},
+	{"nutch", "Nutch", Nutch},
+	{"uniform", "Uniform", Uniform},
+	{"optimal", "Optimal (estimated)", Optimal},
+	{"oracle", "Optimal (true rates)", Oracle},
+	{"default", "Default", Default},
+}
+
+// Key returns the short key of a policy name of Policies (halving,
+// nutch, uniform, optimal, oracle, default); other names are lowercased
+// with spaces as dashes.
+func Key(name string) string {
+	for _, k := range keys {
+		if k.name == name {
+			return k.key
+		}
+	}
+	return strings.ReplaceAll(strings.ToLower(name), " ", "-")
+}
+
+// PolicyKeys lists the keys of Policies, in order.
+func PolicyKeys() []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.key
+	}
+	return out
+}
+
+// PolicyByKey returns the maker of the policy with key k.
+func PolicyByKey(k string) (Maker, error) {
+	for _, p := range keys {
+		if p.key == k {
+			return p.make, nil
+		}
+	}
+	return nil, fmt.Errorf("sim: unknown policy %q: use one of %s", k, strings.Join(PolicyKeys(), ", "))
 }

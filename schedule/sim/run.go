@@ -122,7 +122,9 @@ type classAcc struct {
 // Run simulates the crawler with policy p on world w under a fetch budget
 // per day (0: unconstrained). The budget is a token bucket: every run adds
 // budget·Cadence/Day fetches, unused fetches carry over up to one day's
-// budget, and the bucket starts full. When more pages are due than the
+// budget or one run's, whichever is more; the bucket starts full and is
+// emptied when measurement starts. A
+// policy with a Limit() int method caps each run further. When more pages are due than the
 // bucket allows, the run takes them in p's priority order and the rest stay
 // due. Only the days after the warm-up are measured.
 func Run(w *World, p Policy, budget schedule.Rate) Result {
@@ -134,7 +136,12 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	}
 	cfg := w.cfg
 	perRun := float64(budget) * float64(cfg.Cadence) / float64(schedule.Day)
-	tokens := float64(budget)
+	// The bucket holds one day's budget or one run's, whichever is more.
+	// It is emptied when measurement starts, so that the measured runs
+	// spend at most budget·Cadence/Day each on average (see BudgetOf).
+	bucket := max(float64(budget), perRun)
+	tokens := bucket
+	measuring := false
 	born := 0
 	var batch, kept []*state
 	var prio []float64
@@ -157,18 +164,33 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 			s.known = len(r.known)
 			r.known = append(r.known, Known{s})
 		}
+		if !measuring && r.measured(now) {
+			measuring, tokens = true, 0
+		}
 		if budget > 0 {
-			tokens = min(tokens+perRun, float64(budget))
+			tokens = min(tokens+perRun, bucket)
 		}
 		if run%cfg.PlanEvery == 0 {
 			p.Plan(at, budget, r.known)
 		}
-		batch = batch[:0]
-		for len(r.heap) > 0 && r.heap[0].due <= now {
-			batch = append(batch, r.pop())
+		allowed := math.MaxInt
+		if budget > 0 {
+			allowed = int(tokens)
 		}
-		if budget > 0 && float64(len(batch)) > tokens {
-			allowed := int(tokens)
+		batch = batch[:0]
+		fresh := 0
+		for len(r.heap) > 0 && r.heap[0].due <= now {
+			s := r.pop()
+			batch = append(batch, s)
+			if !s.fetched {
+				fresh++
+			}
+		}
+		if l, ok := p.(limiter); ok && l.Limit() >= 0 {
+			// Pages never fetched are fetched outside the limit.
+			allowed = min(allowed, l.Limit()+fresh)
+		}
+		if len(batch) > allowed {
 			prio, order = prio[:0], order[:0]
 			for i, s := range batch {
 				prio = append(prio, p.Priority(Known{s}, at))
@@ -201,6 +223,11 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	r.finish()
 	return r.res
 }
+
+// limiter is a Policy that caps how many due pages a run fetches, after
+// its Plan of that run (negative: no cap); pages never fetched are
+// outside the cap, as in the engine.
+type limiter interface{ Limit() int }
 
 // measured reports whether an event at d falls in the measured window.
 func (r *runner) measured(d time.Duration) bool { return d >= r.w.from }

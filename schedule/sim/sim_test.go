@@ -61,7 +61,7 @@ func TestVolatileMarkupMix(t *testing.T) {
 	w, err := sim.NewWorld(cfg)
 	require.NoError(t, err)
 	ref := sim.Run(w, sim.Halving(), 0)
-	budget := schedule.Rate(ref.Fetches / float64(cfg.Days+1))
+	budget := sim.BudgetOf(cfg, ref.Fetches)
 	results := []sim.Result{ref}
 	for _, m := range []sim.Maker{sim.Nutch, sim.Uniform, sim.Optimal, sim.Oracle} {
 		results = append(results, sim.Run(w, m(), budget))
@@ -97,7 +97,7 @@ func TestDeletionsNoticed(t *testing.T) {
 	w, err := sim.NewWorld(cfg)
 	require.NoError(t, err)
 	ref := sim.Run(w, sim.Halving(), 0)
-	budget := schedule.Rate(ref.Fetches / float64(cfg.Days+1))
+	budget := sim.BudgetOf(cfg, ref.Fetches)
 	for _, r := range []sim.Result{ref, sim.Run(w, sim.Uniform(), budget), sim.Run(w, sim.Optimal(), budget)} {
 		require.Positive(t, r.Deletions, r.Policy)
 		require.GreaterOrEqual(t, r.DeletionsNoticed, 0.85*r.Deletions, r.Policy)
@@ -136,7 +136,7 @@ func TestEqualBudget(t *testing.T) {
 	require.Len(t, res, len(sim.Policies()))
 	require.Zero(t, res[0].Budget, "the reference runs unconstrained")
 	for _, r := range res[1:] {
-		require.InDelta(t, res[0].Fetches/float64(cfg.Days+1), float64(r.Budget), 1e-9)
+		require.InDelta(t, float64(sim.BudgetOf(cfg, res[0].Fetches)), float64(r.Budget), 1e-9)
 		require.LessOrEqual(t, r.Fetches, res[0].Fetches+1, r.Policy)
 	}
 }

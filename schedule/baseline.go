@@ -1,0 +1,364 @@
+package schedule
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Rate returns the fetch rate, in fetches per day, of the Halving policy h
+// for a page whose content changes at rate lambda when the crawler runs
+// every cadence, age after the page's first fetch. A page due between two
+// runs waits for the next one, so at a coarse cadence the elapsed time
+// between two fetches is the interval rounded up to a whole number of runs
+// (at least one); the chance of a change, and so the next interval,
+// depends on that elapsed time. cadence <= 0 means a page is fetched
+// exactly when due.
+//
+// The interval is a Markov chain on a log grid between Min and Max,
+// started at Start: Rate is the reciprocal of the expected elapsed time of
+// the fetch under way at age (for a young page, whose interval has not
+// settled yet), and of its mean under the stationary distribution once
+// the chain has settled or age is negative. The chains are solved once per
+// policy and cadence and cached; rates are interpolated in log λ. It is
+// safe for concurrent use.
+func (h Halving) Rate(lambda Rate, cadence time.Duration, age time.Duration) Rate {
+	h = h.withDefaults()
+	if cadence < time.Minute {
+		cadence = 0
+	}
+	cadence = cadence.Round(time.Minute)
+	t := baselineTable(h, cadence)
+	x := (math.Log(float64(DefaultLimits.Clamp(lambda))) - blLo) / blStep
+	var i int
+	var f float64
+	switch {
+	case !(x > 0):
+	case x >= float64(len(t.stationary)-1):
+		i = len(t.stationary) - 1
+	default:
+		i = int(x)
+		f = x - float64(i)
+	}
+	a := t.logRate(i, age)
+	if f == 0 {
+		return Rate(math.Exp(a))
+	}
+	return Rate(math.Exp(a + f*(t.logRate(i+1, age)-a)))
+}
+
+// Fetches returns how many fetches the Halving policy h is expected to
+// make of a page of change rate lambda, when the crawler runs every
+// cadence, while the page's age (the time since its first fetch, which is
+// not counted) runs from from to to. A young page is fetched when its
+// expected age reaches each fetch of the chain of Rate (the first
+// fetches are bursts: a page discovered with others falls due with them);
+// a settled page at the stationary rate. It is safe for concurrent use.
+func (h Halving) Fetches(lambda Rate, cadence time.Duration, from, to time.Duration) float64 {
+	h = h.withDefaults()
+	if to <= from {
+		return 0
+	}
+	if cadence < time.Minute {
+		cadence = 0
+	}
+	cadence = cadence.Round(time.Minute)
+	t := baselineTable(h, cadence)
+	x := (math.Log(float64(DefaultLimits.Clamp(lambda))) - blLo) / blStep
+	var i int
+	var f float64
+	switch {
+	case !(x > 0):
+	case x >= float64(len(t.stationary)-1):
+		i = len(t.stationary) - 1
+	default:
+		i = int(x)
+		f = x - float64(i)
+	}
+	a := t.fetches(i, days(from), days(to))
+	if f == 0 {
+		return a
+	}
+	return a + f*(t.fetches(i+1, days(from), days(to))-a)
+}
+
+// fetches counts the chain's fetches at grid point i with expected age in
+// (from, to], in days, and the stationary rate over the part of the window
+// after the table ends.
+func (t *blTable) fetches(i int, from, to float64) float64 {
+	cum := &t.cum[i]
+	end := cum[blSteps-1] + t.mean[i][blSteps-1]
+	var n float64
+	for j := 1; j < blSteps; j++ {
+		if cum[j] > from && cum[j] <= to {
+			n++
+		}
+	}
+	if end > from && end <= to {
+		n++
+	}
+	if to > end {
+		n += math.Exp(t.stationary[i]) * (to - max(from, end))
+	}
+	return n
+}
+
+// BaselineFetches returns how many fetches the Halving policy h would make
+// of pages between two runs at prev and now (prev zero: one cadence, else
+// one day, before now), when the crawler runs every cadence: the sum of
+// h.Fetches over the pages' Observed change rates (ChangeRate when unset)
+// while their age runs over the window (Age at LastFetched plus the time
+// since; a negative Age is a settled page, counted at the stationary
+// rate). A page never fetched counts nothing (its first fetch is not
+// counted); a page with a Fixed rate counts at that rate.
+func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, now time.Time) float64 {
+	window := now.Sub(prev)
+	if prev.IsZero() || window <= 0 {
+		window = cadence
+		if window <= 0 {
+			window = Day
+		}
+	}
+	var total float64
+	for _, p := range pages {
+		if f, ok := fixedRate(p); ok {
+			total += f * days(window)
+			continue
+		}
+		if p.LastFetched.IsZero() {
+			continue
+		}
+		lam := p.Observed
+		if !(lam > 0) {
+			lam = p.ChangeRate
+		}
+		if p.Age < 0 {
+			total += float64(h.Rate(lam, cadence, -1)) * days(window)
+			continue
+		}
+		to := p.Age + max(now.Sub(p.LastFetched), 0)
+		total += h.Fetches(lam, cadence, max(to-window, 0), to)
+	}
+	return total
+}
+
+// BaselineRate returns what the Halving policy h would spend on pages at
+// now, in fetches per day, when the crawler runs every cadence: the sum of
+// h.Rate over the pages' Observed change rates (ChangeRate when unset) at
+// their age at now (Age plus the time since LastFetched; a negative Age is
+// a settled page). A page with a Fixed rate counts at that rate.
+func BaselineRate(h Halving, pages []PlanInput, cadence time.Duration, now time.Time) Rate {
+	var total float64
+	for _, p := range pages {
+		if f, ok := fixedRate(p); ok {
+			total += f
+			continue
+		}
+		lam := p.Observed
+		if !(lam > 0) {
+			lam = p.ChangeRate
+		}
+		age := p.Age
+		if age >= 0 && !p.LastFetched.IsZero() && now.After(p.LastFetched) {
+			age += now.Sub(p.LastFetched)
+		}
+		total += float64(h.Rate(lam, cadence, age))
+	}
+	return Rate(total)
+}
+
+// The λ grid of the baseline tables: ln λ from ln DefaultMinRate to
+// ln DefaultMaxRate in steps of blStep.
+var (
+	blLo   = math.Log(float64(DefaultMinRate))
+	blHi   = math.Log(float64(DefaultMaxRate))
+	blStep = 0.125
+)
+
+type blKey struct {
+	h       Halving
+	cadence time.Duration
+}
+
+var (
+	blMu    sync.Mutex
+	blCache = map[blKey]*blTable{}
+)
+
+// blSteps is how many fetches of a young page the tables follow before
+// the stationary rate takes over.
+const blSteps = 64
+
+// blTable holds, on the λ grid, ln(stationary rate) and for the first
+// blSteps fetches the expected elapsed time of each (days) and the
+// expected age at its start (days).
+type blTable struct {
+	stationary []float64
+	mean, cum  [][blSteps]float64
+}
+
+// logRate is ln(rate) at grid point i and age.
+func (t *blTable) logRate(i int, age time.Duration) float64 {
+	if age < 0 {
+		return t.stationary[i]
+	}
+	a := days(age)
+	cum, mean := &t.cum[i], &t.mean[i]
+	if a >= cum[blSteps-1]+mean[blSteps-1] {
+		return t.stationary[i]
+	}
+	j, _ := slices.BinarySearch(cum[:], a) // first step starting at or after a
+	if j == blSteps || cum[j] > a {
+		j-- // the step under way
+	}
+	return -math.Log(mean[max(j, 0)])
+}
+
+// baselineTable returns the tables of h at cadence.
+func baselineTable(h Halving, cadence time.Duration) *blTable {
+	k := blKey{h, cadence}
+	blMu.Lock()
+	t, ok := blCache[k]
+	blMu.Unlock()
+	if ok {
+		return t
+	}
+	n := int(math.Ceil((blHi-blLo)/blStep)) + 1
+	t = &blTable{stationary: make([]float64, n), mean: make([][blSteps]float64, n), cum: make([][blSteps]float64, n)}
+	c := newHalvingChain(h, cadence)
+	for i := range n {
+		lam := math.Exp(blLo + float64(i)*blStep)
+		t.stationary[i] = math.Log(c.rate(lam))
+		c.transient(lam, &t.mean[i], &t.cum[i])
+	}
+	blMu.Lock()
+	if len(blCache) >= 64 { // many cadences: start again rather than grow
+		clear(blCache)
+	}
+	blCache[k] = t
+	blMu.Unlock()
+	return t
+}
+
+// halvingChain is Halving's interval as a Markov chain on a grid of
+// ln(interval): state i has interval exp(lo + i·step).
+type halvingChain struct {
+	elapsed       []float64 // days between the fetches of state i
+	down, up      []int     // grid cell below the next state, on a change and on none
+	downW, upW    []float64 // weight of that cell (the rest goes to the cell above)
+	start         int
+	pi, next      []float64
+	cadenceInDays float64
+}
+
+const chainStep = 0.02
+
+func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
+	lo, hi := math.Log(float64(h.Min)), math.Log(float64(h.Max))
+	n := max(int(math.Ceil((hi-lo)/chainStep))+1, 2)
+	step := (hi - lo) / float64(n-1)
+	if !(step > 0) {
+		n, step = 2, 1
+	}
+	c := &halvingChain{
+		elapsed: make([]float64, n), down: make([]int, n), up: make([]int, n),
+		downW: make([]float64, n), upW: make([]float64, n),
+		pi: make([]float64, n), next: make([]float64, n),
+	}
+	cell := func(x float64) (int, float64) {
+		x = min(max(x, lo), hi)
+		f := (x - lo) / step
+		i := min(int(f), n-2)
+		return i, 1 - (f - float64(i))
+	}
+	for i := range n {
+		x := lo + float64(i)*step
+		iv := math.Exp(x)
+		e := iv
+		if cadence > 0 {
+			runs := math.Max(1, math.Ceil(iv/float64(cadence)-1e-9))
+			e = runs * float64(cadence)
+		}
+		c.elapsed[i] = e / float64(Day)
+		c.down[i], c.downW[i] = cell(x - math.Ln2)
+		c.up[i], c.upW[i] = cell(x + math.Log(h.Grow))
+	}
+	c.start, _ = cell(math.Log(float64(h.Start)))
+	return c
+}
+
+// transient follows the chain from its start for blSteps fetches at
+// change rate lam: the expected elapsed time of each and the expected age
+// at which it starts.
+func (c *halvingChain) transient(lam float64, mean, cum *[blSteps]float64) {
+	n := len(c.pi)
+	pi, next := make([]float64, n), make([]float64, n)
+	pi[c.start] = 1
+	var age float64
+	for j := range blSteps {
+		var m float64
+		for i, w := range pi {
+			m += w * c.elapsed[i]
+		}
+		mean[j], cum[j] = m, age
+		age += m
+		clear(next)
+		for i, w := range pi {
+			if w == 0 {
+				continue
+			}
+			pc := -math.Expm1(-lam * c.elapsed[i])
+			a, b := w*pc, w*(1-pc)
+			next[c.down[i]] += a * c.downW[i]
+			next[c.down[i]+1] += a * (1 - c.downW[i])
+			next[c.up[i]] += b * c.upW[i]
+			next[c.up[i]+1] += b * (1 - c.upW[i])
+		}
+		pi, next = next, pi
+	}
+}
+
+// rate returns 1 / the stationary mean elapsed time at change rate lam.
+func (c *halvingChain) rate(lam float64) float64 {
+	pi, next := c.pi, c.next
+	clear(pi)
+	pi[c.start] = 1
+	n := len(pi)
+	pc := make([]float64, n)
+	for i := range n {
+		pc[i] = -math.Expm1(-lam * c.elapsed[i])
+	}
+	for range 4000 {
+		// A lazy chain (half the mass stays) has the same stationary
+		// distribution and converges even where the walk is periodic.
+		for i, m := range pi {
+			next[i] = m / 2
+		}
+		for i, m := range pi {
+			m /= 2
+			if m == 0 {
+				continue
+			}
+			a, b := m*pc[i], m*(1-pc[i])
+			next[c.down[i]] += a * c.downW[i]
+			next[c.down[i]+1] += a * (1 - c.downW[i])
+			next[c.up[i]] += b * c.upW[i]
+			next[c.up[i]+1] += b * (1 - c.upW[i])
+		}
+		var diff float64
+		for i := range n {
+			diff += math.Abs(next[i] - pi[i])
+		}
+		pi, next = next, pi
+		if diff < 1e-10 {
+			break
+		}
+	}
+	var mean float64
+	for i, m := range pi {
+		mean += m * c.elapsed[i]
+	}
+	c.pi, c.next = pi, next
+	return 1 / mean
+}

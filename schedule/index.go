@@ -1,0 +1,276 @@
+package schedule
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"time"
+)
+
+// Run describes one crawler run of a source, as a Planner sees it.
+type Run struct {
+	// Start is when the run started.
+	Start time.Time
+	// Previous is when the source's previous run started; zero for the
+	// first run.
+	Previous time.Time
+	// Cadence is the source's measured time between runs (from its
+	// recorded run starts); zero when not known yet.
+	Cadence time.Duration
+}
+
+// elapsed is the time the run's budget covers: since the previous run,
+// else one cadence, else one day; at most max.
+func (r Run) elapsed(most time.Duration) time.Duration {
+	d := r.Cadence
+	if !r.Previous.IsZero() && r.Start.After(r.Previous) {
+		d = r.Start.Sub(r.Previous)
+	}
+	if d <= 0 {
+		d = Day
+	}
+	return min(d, most)
+}
+
+// Planner is a Scheduler that plans each run: a crawler finds it by type
+// assertion, calls PlanRun once at the start of every run with every live
+// page, and uses the returned RunPlan as the run's scheduler. A Planner
+// must be safe for concurrent use.
+type Planner interface {
+	Scheduler
+	// PlanRun plans the run r over pages, the PlanInput of every live page
+	// of the source (LastFetched set). It must not keep pages.
+	PlanRun(r Run, pages []PlanInput) RunPlan
+}
+
+// RunPlan is the scheduler of one planned run. The crawler fetches every
+// due page never fetched, then at most Limit of the other due pages
+// (negative: all of them), highest Priority first, and reschedules each
+// fetched page with Next. A RunPlan must be safe for concurrent use.
+type RunPlan interface {
+	Scheduler
+	// Priority ranks a due page at the run's start: higher is fetched
+	// first.
+	Priority(p Page) float64
+	// Limit is how many pages fetched before the run may fetch; negative
+	// means no limit.
+	Limit() int
+}
+
+// Index is the budgeted index policy, the engine's default. At every run
+// it fetches the due pages in decreasing order of the Lagrangian index of
+// Cho and Garcia-Molina,
+//
+//	I = w·g(λ̂τ)/λ̂,  g(r) = 1 − (1 + r)e^(−r),
+//
+// (w the page's weight, λ̂ its estimated change rate, τ the time since its
+// last fetch: the freshness one more fetch buys, per fetch), up to the
+// run's budget. Pages never fetched come first and outside the limit (the
+// baseline fetches them at once too); pages not fetched for Floor come
+// next and do not count against the budget.
+//
+// The budget is Budget fetches per day, a run's share being the budget
+// times the time since the previous run; or, when Budget is zero, what the
+// Baseline policy would fetch of the same pages since the previous run at
+// the source's cadence (BaselineFetches; BaselineRate per day for the
+// price), so the default never spends more than the baseline.
+//
+// Next schedules a page to fall due when its index reaches Candidates
+// times the price μ at which the pages' optimal revisit rates (Optimal)
+// spend the budget, so that the due queue holds the pages worth ranking. Index is a
+// value, safe for concurrent use; zero fields take the defaults.
+type Index struct {
+	// Budget is the fetch rate for all pages together, in fetches per day;
+	// zero means the Baseline's spend at the source's cadence.
+	Budget Rate
+	// Baseline is the policy whose spend is the default budget (default
+	// DefaultHalving).
+	Baseline Halving
+	// Floor is the longest time a page goes without a fetch (default
+	// DefaultMaxInterval, 30 days).
+	Floor time.Duration
+	// Min is the shortest interval Next returns (default
+	// DefaultMinInterval).
+	Min time.Duration
+	// Candidates is the share of the run's price at which a page falls due
+	// (default DefaultCandidates).
+	Candidates float64
+}
+
+// DefaultCandidates is Index.Candidates by default: a page falls due when
+// its index reaches 0.8 of the price μ.
+const DefaultCandidates = 0.5
+
+func (x Index) withDefaults() Index {
+	x.Baseline = x.Baseline.withDefaults()
+	if x.Floor <= 0 {
+		x.Floor = DefaultMaxInterval
+	}
+	if x.Min <= 0 {
+		x.Min = DefaultMinInterval
+	}
+	x.Min = min(x.Min, x.Floor)
+	if !(x.Candidates > 0) || x.Candidates > 1 {
+		x.Candidates = DefaultCandidates
+	}
+	return x
+}
+
+// PriorityOf is the index of a page with change rate lam, weight w and
+// time since the last fetch tau: w·g(λτ)/λ.
+func PriorityOf(lam Rate, w float64, tau time.Duration) float64 {
+	l := float64(DefaultLimits.Clamp(lam))
+	if tau <= 0 {
+		return 0
+	}
+	return weightOf(w) * g(l*days(tau)) / l
+}
+
+// forced ranks above every index: never fetched first, then the pages past
+// the floor, longest first.
+func forcedPriority(last time.Time, now time.Time, floor time.Duration) (float64, bool) {
+	if last.IsZero() {
+		return math.Inf(1), true
+	}
+	if tau := now.Sub(last); tau >= floor {
+		return 1e300 * min(days(tau)/days(floor), 1e7), true
+	}
+	return 0, false
+}
+
+// Next implements Scheduler without a plan: the interval at which the
+// page's index reaches the default multiplier, within [Min, Floor]. A
+// crawler that plans uses the RunPlan of PlanRun instead.
+func (x Index) Next(p Page, obs Observation) time.Duration {
+	return IndexPlan{x: x.withDefaults(), mu: DefaultMultiplier}.Next(p, obs)
+}
+
+// PlanRun implements Planner: it sets the run's budget and finds the price
+// μ at which the pages' optimal revisit rates (Optimal.Plan, between the
+// cadence and Floor) spend the budget. It costs a few passes over pages.
+func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
+	x = x.withDefaults()
+	rate := x.Budget
+	var share float64
+	if rate > 0 {
+		share = float64(rate) * days(r.elapsed(x.Floor))
+	} else {
+		rate = BaselineRate(x.Baseline, pages, r.Cadence, r.Start)
+		prev := r.Previous
+		if !prev.IsZero() && r.Start.Sub(prev) > x.Floor {
+			prev = r.Start.Add(-x.Floor)
+		}
+		share = BaselineFetches(x.Baseline, pages, r.Cadence, prev, r.Start)
+	}
+	plan := IndexPlan{x: x, now: r.Start, limit: int(share + runPhase(r.Start))} // unbiased rounding
+	for _, p := range pages {
+		if p.LastFetched.IsZero() {
+			continue // fetched outside the limit
+		}
+		if _, ok := forcedPriority(p.LastFetched, r.Start, x.Floor); ok {
+			plan.limit++
+		}
+	}
+	plan.mu = DefaultMultiplier // nothing to price yet (a first run)
+	if len(pages) > 0 && rate > 0 {
+		o := Optimal{Budget: rate, Min: max(x.Min, r.Cadence), Max: x.Floor, ExploreChecks: -1}
+		plan.mu = o.Plan(pages).Multiplier
+	}
+	return plan
+}
+
+// runPhase is a number in [0, 1) fixed by the run's start, for rounding a
+// run's share of the budget without bias.
+func runPhase(t time.Time) float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	u := uint64(t.UnixNano())
+	for i := range b {
+		b[i] = byte(u >> (8 * i))
+	}
+	h.Write(b[:])
+	return float64(h.Sum64()>>11) / (1 << 53)
+}
+
+// IndexPlan is the RunPlan of Index for one run.
+type IndexPlan struct {
+	x     Index
+	now   time.Time
+	mu    float64 // the run's price
+	limit int
+}
+
+// Multiplier is the run's price μ: the multiplier of Optimal.Plan at the
+// run's budget, the index at which a page is worth a fetch.
+func (p IndexPlan) Multiplier() float64 { return p.mu }
+
+// Limit implements RunPlan: the pages past the floor plus the run's
+// budget. Pages never fetched are not counted: a crawler fetches them all,
+// first, outside the limit.
+func (p IndexPlan) Limit() int { return max(p.limit, 0) }
+
+// Priority implements RunPlan: +Inf for a page never fetched, above every
+// index for a page past the floor, else the index at the run's start.
+func (p IndexPlan) Priority(q Page) float64 {
+	if v, ok := forcedPriority(q.LastFetched, p.now, p.x.Floor); ok {
+		return v
+	}
+	lam := q.ChangeRate
+	if !(lam > 0) {
+		lam = Estimate(q)
+	}
+	return PriorityOf(lam, q.Weight, p.now.Sub(q.LastFetched))
+}
+
+// Next implements Scheduler: it folds obs into the page's statistics and
+// returns the time until the page's index reaches Candidates·μ, within
+// [Min, Floor]; Floor for a page whose index never gets there (it changes
+// faster than the budget can follow).
+func (p IndexPlan) Next(q Page, obs Observation) time.Duration {
+	return p.next(Observe(q, obs))
+}
+
+func (p IndexPlan) next(q Page) time.Duration {
+	x := p.x
+	lam := float64(DefaultLimits.Clamp(q.ChangeRate))
+	z := x.Candidates * p.mu * lam / weightOf(q.Weight)
+	if z >= 1 {
+		return x.Floor
+	}
+	r := gInv(z)
+	return clampInterval(toDuration(r/lam*float64(Day)), x.Min, x.Floor)
+}
+
+// Cadence returns a source's cadence from the starts of its recent runs,
+// in any order: the median gap between consecutive starts; zero with
+// fewer than two starts.
+func Cadence(starts []time.Time) time.Duration {
+	if len(starts) < 2 {
+		return 0
+	}
+	s := slices.Clone(starts)
+	slices.SortFunc(s, func(a, b time.Time) int { return a.Compare(b) })
+	gaps := make([]time.Duration, 0, len(s)-1)
+	for i := 1; i < len(s); i++ {
+		if d := s[i].Sub(s[i-1]); d > 0 {
+			gaps = append(gaps, d)
+		}
+	}
+	if len(gaps) == 0 {
+		return 0
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
+}
+
+// Name returns "index".
+func (Index) Name() string { return "index" }
+
+// Name returns "index".
+func (IndexPlan) Name() string { return "index" }
+
+// MaxInterval implements Bounded: Floor.
+func (x Index) MaxInterval() time.Duration { return x.withDefaults().Floor }
+
+// MaxInterval implements Bounded: the policy's Floor.
+func (p IndexPlan) MaxInterval() time.Duration { return p.x.withDefaults().Floor }
