@@ -96,3 +96,22 @@ func ExampleReadSnapshot() {
 	// true alpha [1 0]
 	// true
 }
+
+func ExampleNewMemoryInt8() {
+	ctx := context.Background()
+	idx := index.NewMemoryInt8(4) // a quarter of the vector memory; scores are approximations
+	err := idx.Upsert(ctx, []index.Record{
+		{ID: "a", Vector: []float32{0.9, 0.1, 0, 0.2}, Text: "Install on Linux"},
+		{ID: "b", Vector: []float32{0, 0.7, 0.7, 0}, Text: "Frequently asked"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hits, err := idx.Query(ctx, []float32{1, 0, 0, 0.2}, 1, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s %.2f\n", hits[0].ID, hits[0].Score)
+	// Output:
+	// a 0.99
+}

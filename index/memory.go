@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -16,19 +17,41 @@ import (
 // query for 100,000 vectors of 384 dimensions (BenchmarkMemoryQuery), less
 // when a filter excludes most records.
 //
-// Vectors are stored unchanged (not normalized), beside their norms. Memory
-// is safe for concurrent use: queries run in parallel, writes exclusively.
-// SaveFile and LoadFile persist it.
+// Vectors are stored unchanged (not normalized), beside their norms, in
+// contiguous float32 blocks of memoryBlock records, so a growing index
+// never copies its vectors; NewMemoryInt8 stores them as int8 instead, at
+// a quarter of the memory. Metadata is stored compactly: the records that
+// share a set of keys share one sorted key list and keep only their
+// values. Memory is safe for concurrent use: queries run in parallel,
+// writes exclusively. SaveFile and LoadFile persist it.
 type Memory struct {
 	mu   sync.RWMutex
 	dims int // 0 until fixed by NewMemory or the first upsert
+	q8   bool
 
 	pos   map[string]int // ID -> slot
 	ids   []string
-	meta  []map[string]string
+	meta  []metadata
 	texts []string
-	vecs  []float32 // slot i is vecs[i*dims : (i+1)*dims]
-	inv   []float32 // 1/‖v‖, or 0 for a zero vector
+	// The vector of slot i is in block i/memoryBlock at offset
+	// (i%memoryBlock)*dims: vecs for float32 storage, qvecs (times
+	// scale[i]) for int8.
+	vecs  [][]float32
+	qvecs [][]int8
+	scale []float32
+	inv   []float32 // 1/‖v‖ of the stored vector, or 0 for a zero vector
+
+	keySets map[string][]string // interned sorted key lists, by their joined keys
+}
+
+// memoryBlock is the number of records of one vector block.
+const memoryBlock = 1024
+
+// metadata is one record's metadata: values in the order of a shared,
+// sorted key list.
+type metadata struct {
+	keys []string // shared, read only
+	vals []string
 }
 
 var _ Index = (*Memory)(nil)
@@ -36,7 +59,22 @@ var _ Index = (*Memory)(nil)
 // NewMemory returns an empty index for vectors of dims dimensions. With
 // dims <= 0 the first upserted record fixes the dimensions.
 func NewMemory(dims int) *Memory {
-	return &Memory{dims: max(dims, 0), pos: map[string]int{}}
+	return &Memory{dims: max(dims, 0), pos: map[string]int{}, keySets: map[string][]string{}}
+}
+
+// NewMemoryInt8 returns an empty index that stores each vector quantised
+// to int8 with a scale of its own (the largest magnitude maps to 127): a
+// quarter of the vector memory of NewMemory. The price is precision: Query
+// ranks by the cosine with the quantised vectors: on embedding-like
+// vectors of 384 dimensions a score differs from the exact one by about
+// 0.001 and recall@10 against exact search is 0.99 (TestMemoryInt8Recall
+// pins at least 0.95); Get, Query and snapshots return the quantised
+// vectors, dequantised. A snapshot of it loads (LoadFile) as a float32
+// index.
+func NewMemoryInt8(dims int) *Memory {
+	m := NewMemory(dims)
+	m.q8 = true
+	return m
 }
 
 // Dimensions returns the vector length of the index, 0 while not yet fixed.
@@ -78,21 +116,132 @@ func (m *Memory) Upsert(ctx context.Context, records []Record) error {
 	for _, r := range records {
 		slot, ok := m.pos[r.ID]
 		if !ok {
-			slot = len(m.ids)
-			m.pos[r.ID] = slot
-			m.ids = append(m.ids, r.ID)
-			m.meta = append(m.meta, nil)
-			m.texts = append(m.texts, "")
-			m.vecs = append(m.vecs, r.Vector...)
-			m.inv = append(m.inv, 0)
-		} else {
-			copy(m.vecs[slot*dims:(slot+1)*dims], r.Vector)
+			slot = m.grow(r.ID)
 		}
-		m.meta[slot] = maps.Clone(r.Metadata)
+		m.meta[slot] = m.compact(r.Metadata)
 		m.texts[slot] = r.Text
-		m.inv[slot] = invNorm(r.Vector)
+		m.setVector(slot, r.Vector)
 	}
 	return nil
+}
+
+// grow appends an empty slot for id and returns it.
+func (m *Memory) grow(id string) int {
+	slot := len(m.ids)
+	m.pos[id] = slot
+	m.ids = append(m.ids, id)
+	m.meta = append(m.meta, metadata{})
+	m.texts = append(m.texts, "")
+	m.inv = append(m.inv, 0)
+	if slot%memoryBlock == 0 {
+		if m.q8 {
+			m.qvecs = append(m.qvecs, make([]int8, memoryBlock*m.dims))
+		} else {
+			m.vecs = append(m.vecs, make([]float32, memoryBlock*m.dims))
+		}
+	}
+	if m.q8 {
+		m.scale = append(m.scale, 0)
+	}
+	return slot
+}
+
+// vec returns the float32 storage of slot.
+func (m *Memory) vec(slot int) []float32 {
+	off := (slot % memoryBlock) * m.dims
+	return m.vecs[slot/memoryBlock][off : off+m.dims]
+}
+
+// qvec returns the int8 storage of slot.
+func (m *Memory) qvec(slot int) []int8 {
+	off := (slot % memoryBlock) * m.dims
+	return m.qvecs[slot/memoryBlock][off : off+m.dims]
+}
+
+// setVector stores v in slot, with its norm.
+func (m *Memory) setVector(slot int, v []float32) {
+	if !m.q8 {
+		copy(m.vec(slot), v)
+		m.inv[slot] = invNorm(v)
+		return
+	}
+	var peak float64
+	for _, x := range v {
+		peak = max(peak, math.Abs(float64(x)))
+	}
+	q := m.qvec(slot)
+	if peak == 0 {
+		clear(q)
+		m.scale[slot], m.inv[slot] = 0, 0
+		return
+	}
+	scale := peak / 127
+	var norm float64
+	for i, x := range v {
+		n := int8(math.Round(float64(x) / scale))
+		q[i] = n
+		norm += float64(n) * float64(n)
+	}
+	m.scale[slot] = float32(scale)
+	// The norm of the stored (dequantised) vector.
+	m.inv[slot] = float32(1 / (math.Sqrt(norm) * scale))
+}
+
+// vector returns a copy of slot's vector (dequantised for int8 storage).
+func (m *Memory) vector(slot int) []float32 {
+	if !m.q8 {
+		return slices.Clone(m.vec(slot))
+	}
+	q, scale := m.qvec(slot), m.scale[slot]
+	out := make([]float32, len(q))
+	for i, n := range q {
+		out[i] = float32(n) * scale
+	}
+	return out
+}
+
+// compact returns md in the compact form, its key list interned.
+func (m *Memory) compact(md map[string]string) metadata {
+	if len(md) == 0 {
+		return metadata{}
+	}
+	keys := slices.Sorted(maps.Keys(md))
+	joined := strings.Join(keys, "\x00")
+	shared, ok := m.keySets[joined]
+	switch {
+	case !ok:
+		shared = keys
+		m.keySets[joined] = shared
+	case !slices.Equal(shared, keys): // keys holding NUL bytes joined alike
+		shared = keys
+	}
+	vals := make([]string, len(shared))
+	for i, k := range shared {
+		vals[i] = md[k]
+	}
+	return metadata{keys: shared, vals: vals}
+}
+
+// get returns the value of key, as a map lookup would.
+func (md metadata) get(key string) (string, bool) {
+	for i, k := range md.keys {
+		if k == key {
+			return md.vals[i], true
+		}
+	}
+	return "", false
+}
+
+// toMap returns md as a new map (nil for none).
+func (md metadata) toMap() map[string]string {
+	if len(md.keys) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md.keys))
+	for i, k := range md.keys {
+		out[k] = md.vals[i]
+	}
+	return out
 }
 
 // Delete implements Index.
@@ -140,12 +289,28 @@ func (m *Memory) removeSlot(slot int) {
 		m.meta[slot] = m.meta[last]
 		m.texts[slot] = m.texts[last]
 		m.inv[slot] = m.inv[last]
-		copy(m.vecs[slot*m.dims:(slot+1)*m.dims], m.vecs[last*m.dims:])
+		if m.q8 {
+			copy(m.qvec(slot), m.qvec(last))
+			m.scale[slot] = m.scale[last]
+		} else {
+			copy(m.vec(slot), m.vec(last))
+		}
 		m.pos[m.ids[slot]] = slot
 	}
-	m.ids[last], m.meta[last], m.texts[last] = "", nil, ""
+	m.ids[last], m.meta[last], m.texts[last] = "", metadata{}, ""
 	m.ids, m.meta, m.texts, m.inv = m.ids[:last], m.meta[:last], m.texts[:last], m.inv[:last]
-	m.vecs = m.vecs[:last*m.dims]
+	if m.q8 {
+		m.scale = m.scale[:last]
+	}
+	if last%memoryBlock == 0 { // the last block is empty now: free it
+		if m.q8 {
+			m.qvecs[len(m.qvecs)-1] = nil
+			m.qvecs = m.qvecs[:len(m.qvecs)-1]
+		} else {
+			m.vecs[len(m.vecs)-1] = nil
+			m.vecs = m.vecs[:len(m.vecs)-1]
+		}
+	}
 }
 
 // Count implements Index.
@@ -176,8 +341,8 @@ func (m *Memory) Get(ctx context.Context, id string) (Record, bool, error) {
 func (m *Memory) record(slot int) Record {
 	return Record{
 		ID:       m.ids[slot],
-		Vector:   slices.Clone(m.vecs[slot*m.dims : (slot+1)*m.dims]),
-		Metadata: maps.Clone(m.meta[slot]),
+		Vector:   m.vector(slot),
+		Metadata: m.meta[slot].toMap(),
 		Text:     m.texts[slot],
 	}
 }
@@ -196,9 +361,9 @@ func compile(f Filter) []pair {
 }
 
 // matches is Filter.Match for a compiled filter.
-func matches(f []pair, metadata map[string]string) bool {
+func matches(f []pair, md metadata) bool {
 	for _, p := range f {
-		if got, ok := metadata[p.key]; !ok || got != p.value {
+		if got, ok := md.get(p.key); !ok || got != p.value {
 			return false
 		}
 	}
@@ -236,7 +401,6 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 		return nil, nil
 	}
 	qinv := invNorm(vector)
-	d := m.dims
 	match := compile(filter)
 	h := make([]scored, 0, min(k, len(m.ids)))
 	for slot := range m.ids {
@@ -248,10 +412,18 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 		if len(match) > 0 && !matches(match, m.meta[slot]) {
 			continue
 		}
-		v := m.vecs[slot*d : (slot+1)*d]
-		s := dot(vector, v) * m.inv[slot] * qinv
-		if !(s >= -1 && s <= 1) { // rounding past ±1, or float32 overflow
-			s = cosine64(vector, v)
+		var s float32
+		if m.q8 {
+			s = dotInt8(vector, m.qvec(slot)) * m.scale[slot] * m.inv[slot] * qinv
+			if !(s >= -1 && s <= 1) {
+				s = cosine64(vector, m.vector(slot))
+			}
+		} else {
+			v := m.vec(slot)
+			s = dot(vector, v) * m.inv[slot] * qinv
+			if !(s >= -1 && s <= 1) { // rounding past ±1, or float32 overflow
+				s = cosine64(vector, v)
+			}
 		}
 		c := scored{score: s, slot: slot}
 		if len(h) < k {
@@ -327,6 +499,24 @@ func dot(a, b []float32) float32 {
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotInt8 is the inner product of a float32 and an int8 vector of equal
+// length.
+func dotInt8(a []float32, b []int8) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * float32(b[i])
+		s1 += a[i+1] * float32(b[i+1])
+		s2 += a[i+2] * float32(b[i+2])
+		s3 += a[i+3] * float32(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * float32(b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -401,3 +401,122 @@ func TestMemoryConcurrent(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// embeddingLike returns n random unit-ish vectors with a shared component,
+// as embeddings of one corpus have.
+func embeddingLike(r *rand.Rand, n, dims int) [][]float32 {
+	common := make([]float32, dims)
+	for i := range common {
+		common[i] = float32(r.NormFloat64())
+	}
+	out := make([][]float32, n)
+	for k := range out {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = 0.3*common[i] + float32(r.NormFloat64())
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func TestMemoryInt8Recall(t *testing.T) {
+	const n, dims, k, queries = 5000, 384, 10, 40
+	r := rand.New(rand.NewPCG(1, 2))
+	vecs := embeddingLike(r, n, dims)
+	exact, q8 := index.NewMemory(dims), index.NewMemoryInt8(dims)
+	recs := make([]index.Record, n)
+	for i, v := range vecs {
+		recs[i] = rec(fmt.Sprintf("r%05d", i), v, "n", fmt.Sprint(i%7))
+	}
+	require.NoError(t, exact.Upsert(ctx, recs))
+	require.NoError(t, q8.Upsert(ctx, recs))
+	found, maxDiff := 0, 0.0
+	for _, q := range embeddingLike(r, queries, dims) {
+		want, err := exact.Query(ctx, q, k, nil)
+		require.NoError(t, err)
+		got, err := q8.Query(ctx, q, k, nil)
+		require.NoError(t, err)
+		in := map[string]float32{}
+		for _, h := range want {
+			in[h.ID] = h.Score
+		}
+		for _, h := range got {
+			if s, ok := in[h.ID]; ok {
+				found++
+				maxDiff = max(maxDiff, math.Abs(float64(s-h.Score)))
+			}
+		}
+	}
+	recall := float64(found) / (queries * k)
+	t.Logf("int8 recall@%d = %.3f, largest score difference %.4f", k, recall, maxDiff)
+	require.GreaterOrEqual(t, recall, 0.95, "the documented recall cost")
+	require.Less(t, maxDiff, 0.01)
+
+	// Filters, deletes and snapshots work as for float32 storage.
+	hits, err := q8.Query(ctx, vecs[3], 1, index.Filter{"n": "3"})
+	require.NoError(t, err)
+	require.Equal(t, "r00003", hits[0].ID)
+	require.InDelta(t, 1, hits[0].Score, 0.001)
+	got, ok, err := q8.Get(ctx, "r00003")
+	require.NoError(t, err)
+	require.True(t, ok)
+	for i, x := range got.Vector {
+		require.InDelta(t, vecs[3][i], x, 0.05, "dequantised")
+	}
+	require.NoError(t, q8.Delete(ctx, []string{"r00003"}))
+	_, ok, _ = q8.Get(ctx, "r00003")
+	require.False(t, ok)
+	path := t.TempDir() + "/q8.snap"
+	require.NoError(t, q8.SaveFile(ctx, path))
+	loaded, err := index.LoadFile(ctx, path)
+	require.NoError(t, err)
+	c, _ := loaded.Count(ctx)
+	require.Equal(t, n-1, c)
+	l, _, _ := loaded.Get(ctx, "r00004")
+	g, _, _ := q8.Get(ctx, "r00004")
+	require.Equal(t, g.Vector, l.Vector, "a snapshot keeps the dequantised vectors")
+}
+
+// The vectors live in blocks: an index grown past a block and shrunk back
+// keeps every record intact.
+func TestMemoryBlocksGrowAndShrink(t *testing.T) {
+	for _, m := range []*index.Memory{index.NewMemory(8), index.NewMemoryInt8(8)} {
+		r := rand.New(rand.NewPCG(3, 4))
+		const n = 2500 // past two blocks
+		vecs := embeddingLike(r, n, 8)
+		for i, v := range vecs {
+			require.NoError(t, m.Upsert(ctx, []index.Record{rec(fmt.Sprint(i), v, "page", fmt.Sprint(i/10), "even", fmt.Sprint(i%2 == 0))}))
+		}
+		removed, err := m.DeleteWhere(ctx, index.Filter{"even": "true"})
+		require.NoError(t, err)
+		require.Equal(t, n/2, removed)
+		var ids []string
+		for i := 1; i < n; i += 2 {
+			if i > 1500 {
+				ids = append(ids, fmt.Sprint(i))
+			}
+		}
+		require.NoError(t, m.Delete(ctx, ids))
+		c, _ := m.Count(ctx)
+		require.Equal(t, n/2-len(ids), c)
+		for i := 1; i <= 1500; i += 2 {
+			got, ok, err := m.Get(ctx, fmt.Sprint(i))
+			require.NoError(t, err)
+			require.True(t, ok, i)
+			require.Equal(t, map[string]string{"page": fmt.Sprint(i / 10), "even": "false"}, got.Metadata)
+			for j, x := range got.Vector {
+				require.InDelta(t, vecs[i][j], x, 0.05)
+			}
+			hits, err := m.Query(ctx, vecs[i], 1, index.Filter{"page": fmt.Sprint(i / 10)})
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint(i), hits[0].ID)
+		}
+		// Grow again over the freed blocks.
+		for i := n; i < n+1500; i++ {
+			require.NoError(t, m.Upsert(ctx, []index.Record{rec(fmt.Sprint(i), vecs[i%n], "page", "new")}))
+		}
+		c, _ = m.Count(ctx)
+		require.Equal(t, n/2-len(ids)+1500, c)
+	}
+}

@@ -10,11 +10,9 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // Snapshot format, version 1. All integers are unsigned varints unless noted.
@@ -133,12 +131,17 @@ func (m *Memory) WriteSnapshot(ctx context.Context, w io.Writer) error {
 		}
 		sw.str(id)
 		sw.str(m.texts[slot])
-		sw.uvarint(uint64(len(m.meta[slot])))
-		for _, k := range slices.Sorted(maps.Keys(m.meta[slot])) {
+		md := m.meta[slot] // keys sorted
+		sw.uvarint(uint64(len(md.keys)))
+		for i, k := range md.keys {
 			sw.str(k)
-			sw.str(m.meta[slot][k])
+			sw.str(md.vals[i])
 		}
-		for i, x := range m.vecs[slot*m.dims : (slot+1)*m.dims] {
+		vec := m.vec
+		if m.q8 {
+			vec = m.vector
+		}
+		for i, x := range vec(slot) {
 			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
 		}
 		sw.raw(buf)
@@ -213,9 +216,8 @@ func readSnapshot(ctx context.Context, r io.Reader, size int64) (*Memory, error)
 	m.pos = make(map[string]int, prealloc)
 	m.ids = make([]string, 0, prealloc)
 	m.texts = make([]string, 0, prealloc)
-	m.meta = make([]map[string]string, 0, prealloc)
+	m.meta = make([]metadata, 0, prealloc)
 	m.inv = make([]float32, 0, prealloc)
-	m.vecs = make([]float32, 0, prealloc*dims)
 	vec := make([]float32, dims)
 	for n := uint64(0); n < count; n++ {
 		if n&1023 == 1023 {
@@ -259,12 +261,10 @@ func readSnapshot(ctx context.Context, r io.Reader, size int64) (*Memory, error)
 		if len(meta) != int(pairs) {
 			return nil, sr.corrupt(fmt.Sprintf("record %q repeats a metadata key", id))
 		}
-		m.pos[id] = len(m.ids)
-		m.ids = append(m.ids, id)
-		m.texts = append(m.texts, text)
-		m.meta = append(m.meta, meta)
-		m.vecs = append(m.vecs, vec...)
-		m.inv = append(m.inv, invNorm(vec))
+		slot := m.grow(id)
+		m.texts[slot] = text
+		m.meta[slot] = m.compact(meta)
+		m.setVector(slot, vec)
 	}
 	want := sr.crc.Sum32()
 	sum := sr.bytes(4)
