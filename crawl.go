@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -65,6 +66,27 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	return context.WithValue(ctx, ticketKey{}, t), v, "", nil
 }
 
+// Known implements discover.PageLookup: the validators of a live page
+// row, so that Entry requests a known start page conditionally.
+func (h *pageHandler) Known(ctx context.Context, rawURL string) (discover.Validators, bool, error) {
+	r := h.r
+	n, err := r.e.cfg.Normalize.URL(rawURL)
+	if err != nil {
+		return discover.Validators{}, false, nil
+	}
+	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	if errors.Is(err, crawlstate.ErrNotFound) {
+		return discover.Validators{}, false, nil
+	}
+	if err != nil {
+		return discover.Validators{}, false, fmt.Errorf("recrawl: reading %s: %w", n, err)
+	}
+	if row.Gone || row.Excluded != "" || row.ContentHash == "" {
+		return discover.Validators{}, false, nil
+	}
+	return discover.Validators{ETag: row.ETag, LastModified: row.LastModified}, true, nil
+}
+
 // skipKnown is Prepare's skip for a crawled URL whose row is excluded
 // (not a page): the crawl does not request it, and the engine accepts the
 // link as listed, as a sitemap's listing of the same URL would be.
@@ -85,6 +107,11 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	t := r.tickets[n]
 	delete(r.tickets, n)
 	r.mu.Unlock()
+	if page.Prefetched && t != nil {
+		// Entry's detection sent the start page's request, outside the
+		// ticket's context: it counts against the page cap all the same.
+		t.b.used.Add(1)
+	}
 	resp, ferr := crawledResponse(page)
 	r.stage(StageFetch, 0)
 	r.countRequests(t, resp, ferr)

@@ -90,3 +90,51 @@ func TestListedNonDocumentsAreSkippedOnce(t *testing.T) {
 		})
 	}
 }
+
+// Through Entry, the start page is requested once per run: its answer to
+// format detection is the crawl's, unconditional the first time and
+// conditional (a 304 continuing the crawl from its stored links) later.
+func TestEntryCrawlRequestsTheStartPageOncePerRun(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 8}, recrawl.Config{})
+	startPath := f.site.Paths()[0]
+	f.src = discover.Entry{URL: f.site.PageURL(startPath), SourceName: "entry"}
+
+	rep := f.run()
+	require.Equal(t, 8, rep.New)
+	require.Equal(t, 1, requestsTo(f.site, startPath), "run 1")
+	require.Equal(t, rep.Requests, len(f.site.PageRequests()))
+
+	for run := 2; run <= 3; run++ {
+		f.clk.Advance(25 * time.Hour)
+		if run == 3 {
+			f.site.Edit(startPath)
+		}
+		rep = f.run()
+		starts := 0
+		for _, r := range f.site.Requests() {
+			if r.Path == startPath {
+				starts++
+				require.True(t, r.Conditional(), "run %d: the known start page is requested conditionally", run)
+			}
+		}
+		require.Equal(t, 1, starts, "run %d", run)
+		require.Equal(t, rep.Requests, len(f.site.PageRequests()), "run %d", run)
+		require.Zero(t, rep.FailedTotal())
+		require.Equal(t, 8, rep.Unchanged+rep.Changed, "run %d: the crawl still reaches every page", run)
+		if run == 3 {
+			require.Equal(t, 1, rep.Changed, "the edited start page")
+		} else {
+			require.Equal(t, 8, rep.NotModified)
+		}
+	}
+}
+
+// The start page's request counts against the page cap.
+func TestEntryCrawlStartPageCountsAgainstTheCap(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 20}, recrawl.Config{Limits: limits(func(l *recrawl.Limits) { l.MaxPages = 5 })})
+	f.src = discover.Entry{URL: f.site.PageURL(f.site.Paths()[0]), SourceName: "entry"}
+	rep := f.run()
+	require.Equal(t, recrawl.StopMaxPages, rep.StoppedBy)
+	require.Len(t, f.site.PageRequests(), 5)
+	require.Equal(t, 5, rep.Requests)
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
 
 	"github.com/recrawl/recrawl/normalize"
 )
@@ -129,10 +130,17 @@ func (c Crawl) EntryURL() string { return c.URL }
 
 // Discover implements Source.
 func (c Crawl) Discover(ctx context.Context, env Env, yield func(Link) error) error {
+	return c.discover(ctx, env, nil, yield)
+}
+
+// discover runs the crawl. first, when not nil, is the start page's
+// answer, already requested by Entry's detection: the crawl uses it
+// instead of requesting the page again.
+func (c Crawl) discover(ctx context.Context, env Env, first *pageResult, yield func(Link) error) error {
 	if env.Client == nil {
 		return ErrNoClient
 	}
-	cr := &crawler{env: env, identity: c.Normalize, entryURL: c.URL, seen: map[string]struct{}{}}
+	cr := &crawler{env: env, identity: c.Normalize, entryURL: c.URL, seen: map[string]struct{}{}, first: first}
 	cr.request = c.Normalize
 	cr.request.KeepTrailingSlash, cr.request.KeepFragment = true, false
 	start, err := cr.request.URL(c.URL)
@@ -163,6 +171,7 @@ type pageResult struct {
 	err         error
 	local       bool // err is the crawl's own refusal of the answer
 	notHTML     bool // a 2xx answer that is not HTML; its body was not read
+	prefetched  bool // the answer of Entry's detection request
 }
 
 type crawler struct {
@@ -174,6 +183,7 @@ type crawler struct {
 	scope    scope
 	seen     map[string]struct{}
 	queue    []crawlItem
+	first    *pageResult // the start page's answer, already requested
 
 	requested int
 	depthCut  bool
@@ -277,7 +287,12 @@ func (cr *crawler) run(ctx context.Context, yield func(Link) error) error {
 		if skip != "" {
 			continue
 		}
-		res := cr.fetch(reqCtx, item, v)
+		var res *pageResult
+		if item.depth == 0 && cr.first != nil {
+			res, cr.first = cr.first, nil
+		} else {
+			res = cr.fetch(reqCtx, item, v)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -347,7 +362,7 @@ func (cr *crawler) fetch(reqCtx context.Context, item crawlItem, v Validators) *
 // PageHandler, else those colly extracted from a 2xx answer.
 func (cr *crawler) links(ctx context.Context, item crawlItem, res *pageResult) ([]string, error) {
 	if cr.env.Pages != nil {
-		page := CrawledPage{URL: item.url, FinalURL: res.final, Depth: item.depth, Err: res.err}
+		page := CrawledPage{URL: item.url, FinalURL: res.final, Depth: item.depth, Err: res.err, Prefetched: res.prefetched}
 		if page.FinalURL == "" {
 			page.FinalURL = item.url
 		}
@@ -504,12 +519,27 @@ func countPageLinks(body []byte, pageURL string) int {
 	sc := newScope(start)
 	self, _ := normalize.URL(start)
 	seen := map[string]struct{}{self: {}}
+	for _, abs := range pageLinks(body, pageURL) {
+		if sc.contains(abs) && !NotDocumentPath(abs) {
+			if key, err := normalize.URL(abs); err == nil {
+				seen[key] = struct{}{}
+			}
+		}
+	}
+	return len(seen) - 1
+}
+
+// pageLinks returns the <a href> links of an HTML page, resolved against
+// its <base href> or pageURL, as colly's a[href] extraction does.
+func pageLinks(body []byte, pageURL string) []string {
+	request := normalize.Policy{KeepTrailingSlash: true}
 	base := pageURL
+	var out []string
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return len(seen) - 1
+			return out
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			tag := string(name)
@@ -524,10 +554,8 @@ func countPageLinks(body []byte, pageURL string) int {
 						if b, err := request.Resolve(pageURL, ref); err == nil {
 							base = b
 						}
-					} else if abs, err := request.Resolve(base, ref); err == nil && sc.contains(abs) && !NotDocumentPath(abs) {
-						if key, err := normalize.URL(abs); err == nil {
-							seen[key] = struct{}{}
-						}
+					} else if abs, err := request.Resolve(base, ref); err == nil {
+						out = append(out, abs)
 					}
 				}
 				if !more {
@@ -536,4 +564,43 @@ func countPageLinks(body []byte, pageURL string) int {
 			}
 		}
 	}
+}
+
+// prefetchedPage turns Entry's detection answer for a page (a 200 or a
+// 304) into the start page's result, as a crawl request would have
+// produced it. It reads the body and closes the document, releasing the
+// transport's slot for the host.
+func prefetchedPage(doc *entryDoc, env Env) *pageResult {
+	defer doc.close()
+	resp := doc.resp
+	res := &pageResult{status: resp.StatusCode, header: resp.Header.Clone(), contentType: resp.Header.Get("Content-Type"), final: doc.final, prefetched: true}
+	if resp.StatusCode != http.StatusOK {
+		return res
+	}
+	if res.contentType != "" && !htmlType(res.contentType) {
+		res.notHTML = true
+		return res
+	}
+	body, err := readLimited(doc.body(), env.maxBytes())
+	if err != nil {
+		res.err = fmt.Errorf("discover: %s: %w", doc.url, err)
+		res.local = errors.Is(err, ErrTooLarge)
+		return res
+	}
+	if recoded(res.contentType, len(body)) {
+		if _, params, err := mime.ParseMediaType(res.contentType); err == nil {
+			if r, err := charset.NewReaderLabel(params["charset"], bytes.NewReader(body)); err == nil {
+				if utf, err := io.ReadAll(io.LimitReader(r, 4*env.maxBytes())); err == nil {
+					body = utf
+					res.contentType = withUTF8(res.contentType)
+					res.header.Set("Content-Type", res.contentType)
+				}
+			}
+		}
+	}
+	res.body = body
+	if env.Pages == nil {
+		res.links = pageLinks(body, doc.final)
+	}
+	return res
 }

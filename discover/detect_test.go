@@ -156,12 +156,12 @@ func TestEntry(t *testing.T) {
 		require.Equal(t, site.LLMsURL(), links[0].Via)
 		require.Equal(t, []string{"/llms.txt"}, paths(site.Requests()))
 	})
-	t.Run("page: detection, then the crawl requests the start page again", func(t *testing.T) {
+	t.Run("page: the detection answer is the crawl's start page", func(t *testing.T) {
 		site.ResetLog()
 		links, err := run(t, discover.Entry{URL: site.PageURL(page(1))}, env)
 		require.NoError(t, err)
 		require.Equal(t, []string{page(1), "/docs/", page(2), page(3), page(4)}, urlsOf(site, links))
-		require.Equal(t, []string{page(1), page(1), "/docs/", page(2), page(3), page(4)}, paths(site.Requests()))
+		require.Equal(t, []string{page(1), "/docs/", page(2), page(3), page(4)}, paths(site.Requests()), "the start page once")
 	})
 	t.Run("mismatch", func(t *testing.T) {
 		site.Serve("/html/llms.txt", "text/html", []byte("<!doctype html><html><body><a href='/docs/page-0002'>x</a></body></html>"))

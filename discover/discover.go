@@ -131,6 +131,18 @@ type CrawledPage struct {
 	ContentType string
 	Body        []byte
 	Err         error // the transport error (robots denial, cap, timeout...)
+	// Prefetched marks the start page's answer to Entry's format
+	// detection: it was requested before Prepare, without Prepare's
+	// context, and the crawl did not request the page again.
+	Prefetched bool
+}
+
+// PageLookup is an optional ability of a PageHandler. Entry uses it to
+// request a start page known from earlier runs conditionally: Known
+// returns the validators stored for rawURL; ok is false for a URL that is
+// not a known page (or has no validators).
+type PageLookup interface {
+	Known(ctx context.Context, rawURL string) (v Validators, ok bool, err error)
 }
 
 // Defaults for Env's zero fields.

@@ -17,14 +17,17 @@ import (
 // the named source runs whatever the document is. It accepts what
 // ParseFormat accepts.
 //
-// Detection costs no extra request for a sitemap or an llms.txt file: the
-// detection answer is handed to the source, which reads it. It costs one
-// for a crawl, whose start page is requested again through the crawl (so
-// that the engine's PageHandler sees it). With Env.Documents and
+// Detection costs no extra request: the detection answer is handed to the
+// source, which reads it; for a crawl it is the start page's answer (the
+// engine's PageHandler receives it with CrawledPage.Prefetched set), so
+// the start page is requested once per run. With Env.Documents and
 // Env.OnUnchanged set and validators stored for URL (which only a url set
 // or an llms.txt file leaves), the detection request is conditional; a 304
 // calls OnUnchanged(URL) and ends discovery, since such a document lists
-// what it listed before whichever of the two it is.
+// what it listed before whichever of the two it is. Without stored
+// document validators, a PageHandler that implements PageLookup and knows
+// URL as a page gives the validators instead: a 304 then starts the crawl
+// from the unchanged start page.
 type Entry struct {
 	// URL is the entry point.
 	URL string
@@ -81,11 +84,25 @@ func (e Entry) Discover(ctx context.Context, env Env, yield func(Link) error) er
 	if err != nil {
 		return err
 	}
-	doc, err := sniff(ctx, env, e.URL, env.validators(info, known))
+	v := env.validators(info, known)
+	page := false // v are a known start page's validators
+	if pl, ok := env.Pages.(PageLookup); ok && !known {
+		pv, ok, err := pl.Known(ctx, e.URL)
+		if err != nil {
+			return err
+		}
+		if ok && !pv.empty() {
+			v, page = pv, true
+		}
+	}
+	doc, err := sniff(ctx, env, e.URL, v)
 	if err != nil {
 		return err
 	}
 	if doc.resp.StatusCode == http.StatusNotModified {
+		if page {
+			return e.crawl().discover(ctx, env, prefetchedPage(doc, env), yield)
+		}
 		doc.close()
 		return env.OnUnchanged(ctx, e.URL)
 	}
@@ -106,9 +123,12 @@ func (e Entry) Discover(ctx context.Context, env Env, yield func(Link) error) er
 		}
 		return LLMsTxt{URL: e.URL, SourceName: e.SourceName}.emit(ctx, env, doc.resp, body, yield)
 	default:
-		doc.close()
-		return e.source(FormatPage).Discover(ctx, env, yield)
+		return e.crawl().discover(ctx, env, prefetchedPage(doc, env), yield)
 	}
+}
+
+func (e Entry) crawl() Crawl {
+	return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize}
 }
 
 func (e Entry) source(f Format) Source {
