@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"math"
-	"slices"
 	"sync"
 	"time"
 )
@@ -24,28 +23,9 @@ import (
 // policy and cadence and cached; rates are interpolated in log λ. It is
 // safe for concurrent use.
 func (h Halving) Rate(lambda Rate, cadence time.Duration, age time.Duration) Rate {
-	h = h.withDefaults()
-	if cadence < time.Minute {
-		cadence = 0
-	}
-	cadence = cadence.Round(time.Minute)
 	t := baselineTable(h, cadence)
-	x := (math.Log(float64(DefaultLimits.Clamp(lambda))) - blLo) / blStep
-	var i int
-	var f float64
-	switch {
-	case !(x > 0):
-	case x >= float64(len(t.stationary)-1):
-		i = len(t.stationary) - 1
-	default:
-		i = int(x)
-		f = x - float64(i)
-	}
-	a := t.logRate(i, age)
-	if f == 0 {
-		return Rate(math.Exp(a))
-	}
-	return Rate(math.Exp(a + f*(t.logRate(i+1, age)-a)))
+	i, f := t.cell(lambda)
+	return Rate(t.rateAt(i, f, age))
 }
 
 // Fetches returns how many fetches the Halving policy h is expected to
@@ -56,50 +36,61 @@ func (h Halving) Rate(lambda Rate, cadence time.Duration, age time.Duration) Rat
 // fetches are bursts: a page discovered with others falls due with them);
 // a settled page at the stationary rate. It is safe for concurrent use.
 func (h Halving) Fetches(lambda Rate, cadence time.Duration, from, to time.Duration) float64 {
-	h = h.withDefaults()
 	if to <= from {
 		return 0
 	}
-	if cadence < time.Minute {
-		cadence = 0
-	}
-	cadence = cadence.Round(time.Minute)
 	t := baselineTable(h, cadence)
+	i, f := t.cell(lambda)
+	return t.fetchesAt(i, f, days(max(from, 0)), days(to))
+}
+
+// cell returns the λ grid cell of lambda and the position in it.
+func (t *blTable) cell(lambda Rate) (int, float64) {
 	x := (math.Log(float64(DefaultLimits.Clamp(lambda))) - blLo) / blStep
-	var i int
-	var f float64
 	switch {
 	case !(x > 0):
+		return 0, 0
 	case x >= float64(len(t.stationary)-1):
-		i = len(t.stationary) - 1
-	default:
-		i = int(x)
-		f = x - float64(i)
+		return len(t.stationary) - 1, 0
 	}
-	a := t.fetches(i, days(from), days(to))
+	i := int(x)
+	return i, x - float64(i)
+}
+
+// rateAt is the rate at cell (i, f) and age, interpolated between the
+// grid points.
+func (t *blTable) rateAt(i int, f float64, age time.Duration) float64 {
+	a := t.rate(i, age)
 	if f == 0 {
 		return a
 	}
-	return a + f*(t.fetches(i+1, days(from), days(to))-a)
+	return a + f*(t.rate(i+1, age)-a)
+}
+
+// fetchesAt is fetches at cell (i, f), interpolated.
+func (t *blTable) fetchesAt(i int, f float64, from, to float64) float64 {
+	a := t.fetches(i, from, to)
+	if f == 0 {
+		return a
+	}
+	return a + f*(t.fetches(i+1, from, to)-a)
 }
 
 // fetches counts the chain's fetches at grid point i with expected age in
-// (from, to], in days, and the stationary rate over the part of the window
-// after the table ends.
+// (from, to], in days (from >= 0), and the stationary rate over the part
+// of the window after the table ends.
 func (t *blTable) fetches(i int, from, to float64) float64 {
 	cum := &t.cum[i]
 	end := cum[blSteps-1] + t.mean[i][blSteps-1]
 	var n float64
-	for j := 1; j < blSteps; j++ {
-		if cum[j] > from && cum[j] <= to {
-			n++
-		}
+	if from < end {
+		n = float64(upTo(cum, to) - upTo(cum, from))
 	}
 	if end > from && end <= to {
 		n++
 	}
 	if to > end {
-		n += math.Exp(t.stationary[i]) * (to - max(from, end))
+		n += t.stationary[i] * (to - max(from, end))
 	}
 	return n
 }
@@ -113,6 +104,7 @@ func (t *blTable) fetches(i int, from, to float64) float64 {
 // rate). A page never fetched counts nothing (its first fetch is not
 // counted); a page with a Fixed rate counts at that rate.
 func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, now time.Time) float64 {
+	t := baselineTable(h, cadence)
 	window := now.Sub(prev)
 	if prev.IsZero() || window <= 0 {
 		window = cadence
@@ -133,12 +125,13 @@ func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, 
 		if !(lam > 0) {
 			lam = p.ChangeRate
 		}
+		i, f := t.cell(lam)
 		if p.Age < 0 {
-			total += float64(h.Rate(lam, cadence, -1)) * days(window)
+			total += t.rateAt(i, f, -1) * days(window)
 			continue
 		}
 		to := p.Age + max(now.Sub(p.LastFetched), 0)
-		total += h.Fetches(lam, cadence, max(to-window, 0), to)
+		total += t.fetchesAt(i, f, days(max(to-window, 0)), days(to))
 	}
 	return total
 }
@@ -149,6 +142,7 @@ func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, 
 // their age at now (Age plus the time since LastFetched; a negative Age is
 // a settled page). A page with a Fixed rate counts at that rate.
 func BaselineRate(h Halving, pages []PlanInput, cadence time.Duration, now time.Time) Rate {
+	t := baselineTable(h, cadence)
 	var total float64
 	for _, p := range pages {
 		if f, ok := fixedRate(p); ok {
@@ -163,7 +157,8 @@ func BaselineRate(h Halving, pages []PlanInput, cadence time.Duration, now time.
 		if age >= 0 && !p.LastFetched.IsZero() && now.After(p.LastFetched) {
 			age += now.Sub(p.LastFetched)
 		}
-		total += float64(h.Rate(lam, cadence, age))
+		i, f := t.cell(lam)
+		total += t.rateAt(i, f, age)
 	}
 	return Rate(total)
 }
@@ -190,7 +185,7 @@ var (
 // the stationary rate takes over.
 const blSteps = 64
 
-// blTable holds, on the λ grid, ln(stationary rate) and for the first
+// blTable holds, on the λ grid, the stationary rate and for the first
 // blSteps fetches the expected elapsed time of each (days) and the
 // expected age at its start (days).
 type blTable struct {
@@ -198,26 +193,42 @@ type blTable struct {
 	mean, cum  [][blSteps]float64
 }
 
-// logRate is ln(rate) at grid point i and age.
-func (t *blTable) logRate(i int, age time.Duration) float64 {
+// rate is the rate at grid point i and age.
+func (t *blTable) rate(i int, age time.Duration) float64 {
 	if age < 0 {
 		return t.stationary[i]
 	}
 	a := days(age)
-	cum, mean := &t.cum[i], &t.mean[i]
-	if a >= cum[blSteps-1]+mean[blSteps-1] {
+	cum := &t.cum[i]
+	if a >= cum[blSteps-1]+t.mean[i][blSteps-1] {
 		return t.stationary[i]
 	}
-	j, _ := slices.BinarySearch(cum[:], a) // first step starting at or after a
-	if j == blSteps || cum[j] > a {
-		j-- // the step under way
+	j := upTo(cum, a) - 1 // the step under way
+	return 1 / t.mean[i][max(j, 0)]
+}
+
+// upTo returns how many steps start at or before x.
+func upTo(cum *[blSteps]float64, x float64) int {
+	lo, hi := 0, blSteps
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cum[m] <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return -math.Log(mean[max(j, 0)])
+	return lo
 }
 
 // baselineTable returns the tables of h at cadence.
 func baselineTable(h Halving, cadence time.Duration) *blTable {
-	k := blKey{h, cadence}
+	h = h.withDefaults()
+	if cadence < time.Minute {
+		cadence = 0
+	}
+	k := blKey{h, cadence.Round(time.Minute)}
+	cadence = k.cadence
 	blMu.Lock()
 	t, ok := blCache[k]
 	blMu.Unlock()
@@ -229,7 +240,7 @@ func baselineTable(h Halving, cadence time.Duration) *blTable {
 	c := newHalvingChain(h, cadence)
 	for i := range n {
 		lam := math.Exp(blLo + float64(i)*blStep)
-		t.stationary[i] = math.Log(c.rate(lam))
+		t.stationary[i] = c.rate(lam)
 		c.transient(lam, &t.mean[i], &t.cum[i])
 	}
 	blMu.Lock()

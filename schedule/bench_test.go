@@ -77,3 +77,27 @@ func BenchmarkGain(b *testing.B) {
 		schedule.Gain(p, now)
 	}
 }
+
+// BenchmarkIndexPlanRun plans one run of the default policy over a million
+// pages of mix A: the baseline's spend at an hourly cadence, the price and
+// the run's limit. Target: 200 ms.
+func BenchmarkIndexPlanRun(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(4, 4))
+	in := mixA(rng, n, true)
+	now := t0.Add(90 * schedule.Day)
+	for i := range in {
+		in[i].LastFetched = now.Add(-time.Duration(rng.Float64() * float64(10*schedule.Day)))
+		in[i].Age = time.Duration(rng.Float64() * float64(80*schedule.Day))
+		in[i].Observed = in[i].ChangeRate * schedule.Rate(0.5+rng.Float64())
+	}
+	run := schedule.Run{Start: now, Previous: now.Add(-time.Hour), Cadence: time.Hour}
+	schedule.Index{}.PlanRun(run, in) // the baseline tables of this cadence
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		schedule.Index{}.PlanRun(run, in)
+	}
+	// CPU per op is steadier than ns/op on a shared machine.
+	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}

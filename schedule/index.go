@@ -97,6 +97,9 @@ type Index struct {
 	Candidates float64
 }
 
+// planSample is how many pages, at most, PlanRun prices a run on.
+const planSample = 1 << 16
+
 // DefaultCandidates is Index.Candidates by default: a page falls due when
 // its index reaches 0.8 of the price μ.
 const DefaultCandidates = 0.5
@@ -150,12 +153,23 @@ func (x Index) Next(p Page, obs Observation) time.Duration {
 // cadence and Floor) spend the budget. It costs a few passes over pages.
 func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 	x = x.withDefaults()
+	// The price depends on the pages only through their distribution: on
+	// a large site it is found on an even sample of them.
+	sample, scale := pages, 1.0
+	if n := len(pages); n > planSample {
+		stride := n / planSample
+		sample = make([]PlanInput, 0, n/stride+1)
+		for i := 0; i < n; i += stride {
+			sample = append(sample, pages[i])
+		}
+		scale = float64(n) / float64(len(sample))
+	}
 	rate := x.Budget
 	var share float64
 	if rate > 0 {
 		share = float64(rate) * days(r.elapsed(x.Floor))
 	} else {
-		rate = BaselineRate(x.Baseline, pages, r.Cadence, r.Start)
+		rate = BaselineRate(x.Baseline, sample, r.Cadence, r.Start) * Rate(scale)
 		prev := r.Previous
 		if !prev.IsZero() && r.Start.Sub(prev) > x.Floor {
 			prev = r.Start.Add(-x.Floor)
@@ -173,8 +187,8 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 	}
 	plan.mu = DefaultMultiplier // nothing to price yet (a first run)
 	if len(pages) > 0 && rate > 0 {
-		o := Optimal{Budget: rate, Min: max(x.Min, r.Cadence), Max: x.Floor, ExploreChecks: -1}
-		plan.mu = o.Plan(pages).Multiplier
+		o := Optimal{Budget: rate / Rate(scale), Min: max(x.Min, r.Cadence), Max: x.Floor, ExploreChecks: -1}
+		plan.mu = o.Plan(sample).Multiplier
 	}
 	return plan
 }

@@ -168,3 +168,30 @@ func TestConfigErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "B", m.Name)
 }
+
+// The engine's default is at least as fresh as Halving at every cadence,
+// at no more than Halving's fetches: hourly, 6-hourly, daily and weekly
+// runs of a small mix A site (the full table: go run ./examples/simulate).
+func TestDefaultBeatsHalvingAtEveryCadence(t *testing.T) {
+	for _, tc := range []struct {
+		cadence time.Duration
+		days    int
+		minGain float64 // relative freshness gain over Halving
+	}{
+		{time.Hour, 40, 0.04},
+		{6 * time.Hour, 40, 0.04},
+		{24 * time.Hour, 60, 0.01},
+		{7 * 24 * time.Hour, 140, 0},
+	} {
+		t.Run(tc.cadence.String(), func(t *testing.T) {
+			cfg := sim.Config{Mix: sim.MixA, Pages: 500, Days: tc.days, Warmup: tc.days, Seed: 7, Cadence: tc.cadence}
+			res, err := sim.Compare(cfg, 1, []sim.Maker{sim.Halving, sim.Default})
+			require.NoError(t, err)
+			halving, def := res[0], res[1]
+			t.Logf("%v: Halving %.4f (%0.f fetches), default %.4f (%+.1f%%, %.0f fetches)", tc.cadence,
+				halving.Freshness, halving.Fetches, def.Freshness, 100*(def.Freshness/halving.Freshness-1), def.Fetches)
+			require.LessOrEqual(t, def.Fetches, halving.Fetches, "the default spends at most what Halving does")
+			require.GreaterOrEqual(t, def.Freshness, halving.Freshness*(1+tc.minGain))
+		})
+	}
+}
