@@ -33,6 +33,10 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		Client:       e.client,
 		MaxDepth:     capOrUnlimited(e.limits.MaxDepth),
 		MaxDocuments: capOrUnlimited(e.limits.MaxPages),
+		MaxBytes:     e.limits.MaxDocumentBytes,
+		MaxPageBytes: e.limits.MaxBytes,
+		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
+		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
 		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start},
 		OnUnchanged:  d.unchanged,
@@ -113,6 +117,15 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 func capOrUnlimited(n int) int {
 	if n <= 0 {
 		return math.MaxInt
+	}
+	return n
+}
+
+// capOrNone maps a Limits cap (0: none) to a discover.Env cap (negative:
+// none).
+func capOrNone(n int) int {
+	if n <= 0 {
+		return -1
 	}
 	return n
 }

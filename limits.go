@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/recrawl/recrawl/discover"
 )
 
 // Limits are the instance-wide caps of every run, read from the WEB_*
@@ -29,9 +31,28 @@ type Limits struct {
 	// RequestTimeout bounds one request, body included.
 	// WEB_REQUEST_TIMEOUT_MS, default 30 s.
 	RequestTimeout time.Duration
-	// MaxBytes caps one response body; a larger page is cut off and fails
-	// at the fetch stage as too large. WEB_MAX_BYTES, default 10 MiB.
+	// MaxBytes caps one page's response body (pages of the due queue and
+	// crawled pages alike); a larger page is cut off and fails at the fetch
+	// stage as too large. WEB_MAX_BYTES, default 10 MiB.
 	MaxBytes int64
+	// MaxDocumentBytes caps one discovery document: a sitemap or sitemap
+	// index (uncompressed, and each compressed layer), an llms.txt file, an
+	// entry document being detected. A larger document is cut off and the
+	// discovery is incomplete. WEB_MAX_DOCUMENT_BYTES, default 50 MiB (the
+	// sitemaps.org limit of one sitemap).
+	MaxDocumentBytes int64
+	// MaxSitemapChildren caps the child sitemaps discovery follows from one
+	// sitemap index; the rest are counted as skipped (SkipMaxSitemapChildren)
+	// and the discovery is incomplete. 0 means no cap.
+	// WEB_MAX_SITEMAP_CHILDREN, default 50000 (the sitemaps.org limit of
+	// one index).
+	MaxSitemapChildren int
+	// MaxSitemaps caps the child sitemaps discovery queues in one run, over
+	// all indexes; the rest are counted as skipped (SkipMaxSitemaps) and
+	// the discovery is incomplete. With MaxSitemapChildren it bounds the
+	// memory of a sitemap index tree that fans out without end. 0 means no
+	// cap. WEB_MAX_SITEMAPS, default 10000.
+	MaxSitemaps int
 	// RespectRobots obeys robots.txt. WEB_RESPECT_ROBOTS, default 1.
 	RespectRobots bool
 	// HostConcurrency bounds the requests in flight to one host at a time
@@ -50,6 +71,17 @@ const (
 	EnvMaxBytes        = "WEB_MAX_BYTES"
 	EnvRespectRobots   = "WEB_RESPECT_ROBOTS"
 	EnvHostConcurrency = "WEB_HOST_CONCURRENCY"
+
+	EnvMaxDocumentBytes   = "WEB_MAX_DOCUMENT_BYTES"
+	EnvMaxSitemapChildren = "WEB_MAX_SITEMAP_CHILDREN"
+	EnvMaxSitemaps        = "WEB_MAX_SITEMAPS"
+)
+
+// Skip reasons of the sitemap caps, counted in Report.Skipped for each
+// child sitemap not followed; Report.StoppedBy names the same cap.
+const (
+	SkipMaxSitemapChildren = discover.SkipMaxSitemapChildren // Limits.MaxSitemapChildren
+	SkipMaxSitemaps        = discover.SkipMaxSitemaps        // Limits.MaxSitemaps
 )
 
 // DefaultLimits returns the defaults of every cap.
@@ -62,6 +94,10 @@ func DefaultLimits() Limits {
 		MaxBytes:        10 << 20,
 		RespectRobots:   true,
 		HostConcurrency: 1,
+
+		MaxDocumentBytes:   50 << 20,
+		MaxSitemapChildren: 50000,
+		MaxSitemaps:        10000,
 	}
 }
 
@@ -99,6 +135,9 @@ func LimitsFromLookup(lookup func(string) (string, bool)) (Limits, error) {
 	num(EnvRequestTimeout, func(n int64) { l.RequestTimeout = ms(n) })
 	num(EnvMaxBytes, func(n int64) { l.MaxBytes = n })
 	num(EnvHostConcurrency, func(n int64) { l.HostConcurrency = int(min(n, 1<<31-1)) })
+	num(EnvMaxDocumentBytes, func(n int64) { l.MaxDocumentBytes = n })
+	num(EnvMaxSitemapChildren, func(n int64) { l.MaxSitemapChildren = int(min(n, 1<<31-1)) })
+	num(EnvMaxSitemaps, func(n int64) { l.MaxSitemaps = int(min(n, 1<<31-1)) })
 	if v, ok := lookup(EnvRespectRobots); ok && strings.TrimSpace(v) != "" {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "1", "true", "yes", "on":
@@ -146,6 +185,15 @@ func (l Limits) validate() error {
 	}
 	if l.MaxBytes <= 0 {
 		errs = append(errs, fmt.Errorf("%s: must be positive, got %d", EnvMaxBytes, l.MaxBytes))
+	}
+	if l.MaxDocumentBytes <= 0 {
+		errs = append(errs, fmt.Errorf("%s: must be positive, got %d", EnvMaxDocumentBytes, l.MaxDocumentBytes))
+	}
+	if l.MaxSitemapChildren < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", EnvMaxSitemapChildren, l.MaxSitemapChildren))
+	}
+	if l.MaxSitemaps < 0 {
+		errs = append(errs, fmt.Errorf("%s: must not be negative, got %d", EnvMaxSitemaps, l.MaxSitemaps))
 	}
 	return errors.Join(errs...)
 }

@@ -29,11 +29,16 @@ func TestLimitsFromLookup(t *testing.T) {
 		{"every variable", map[string]string{
 			"WEB_MAX_PAGES": "10", "WEB_MAX_DEPTH": "2", "WEB_REQUEST_DELAY_MS": "100",
 			"WEB_REQUEST_TIMEOUT_MS": "5000", "WEB_MAX_BYTES": "1024", "WEB_RESPECT_ROBOTS": "0",
-			"WEB_HOST_CONCURRENCY": "8",
+			"WEB_HOST_CONCURRENCY": "8", "WEB_MAX_DOCUMENT_BYTES": "2048", "WEB_MAX_SITEMAP_CHILDREN": "7",
+			"WEB_MAX_SITEMAPS": "70",
 		}, func(l *recrawl.Limits) {
 			*l = recrawl.Limits{MaxPages: 10, MaxDepth: 2, RequestDelay: 100 * time.Millisecond,
-				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false, HostConcurrency: 8}
+				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false, HostConcurrency: 8,
+				MaxDocumentBytes: 2048, MaxSitemapChildren: 7, MaxSitemaps: 70}
 		}, nil},
+		{"zero sitemap caps mean none", map[string]string{"WEB_MAX_SITEMAP_CHILDREN": "0", "WEB_MAX_SITEMAPS": "0"},
+			func(l *recrawl.Limits) { l.MaxSitemapChildren, l.MaxSitemaps = 0, 0 }, nil},
+		{"zero document bytes", map[string]string{"WEB_MAX_DOCUMENT_BYTES": "0"}, nil, []string{"WEB_MAX_DOCUMENT_BYTES: must be positive"}},
 		{"zero caps mean none, zero delay means none", map[string]string{"WEB_MAX_PAGES": "0", "WEB_MAX_DEPTH": "0", "WEB_REQUEST_DELAY_MS": "0"},
 			func(l *recrawl.Limits) { l.MaxPages, l.MaxDepth, l.RequestDelay = 0, 0, 0 }, nil},
 		{"robots spelled true", map[string]string{"WEB_RESPECT_ROBOTS": "true"}, func(*recrawl.Limits) {}, nil},
@@ -81,7 +86,7 @@ func TestEnvExampleMatchesDefaults(t *testing.T) {
 		require.True(t, ok, line)
 		env[k] = v
 	}
-	require.Len(t, env, 7, "the five caps, the robots switch and the host concurrency")
+	require.Len(t, env, 10, "the five caps, the robots switch, the host concurrency, the document size cap and the two sitemap caps")
 	got, err := recrawl.LimitsFromLookup(lookup(env))
 	require.NoError(t, err)
 	require.Equal(t, recrawl.DefaultLimits(), got)

@@ -74,7 +74,7 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 // request was sent: an answer arrived (any status), or the client's error
 // came from the network (a dial, read or write failure, a timeout). A
 // request the transport refused before sending it (a robots.txt denial,
-// the engine's page cap) does not count. Bodies larger than Env.MaxBytes
+// the engine's page cap) does not count. Bodies larger than Env.MaxPageBytes
 // are refused (ErrTooLarge), and so are gzip-compressed bodies, which are
 // not pages and which colly would decompress without a size bound.
 //
@@ -202,7 +202,7 @@ func (cr *crawler) collector() *colly.Collector {
 	col.AllowURLRevisit = true // the crawl dedupes by normalized URL
 	col.ParseHTTPErrorResponse = true
 	col.UserAgent = ""
-	col.MaxBodySize = int(min(cr.env.maxBytes()+1, int64(maxInt)))
+	col.MaxBodySize = int(min(cr.env.maxPageBytes()+1, int64(maxInt)))
 	col.SetClient(cr.env.Client) // keeps the client's transport, redirects and timeout
 	col.OnRequest(func(r *colly.Request) {
 		// colly always sets a User-Agent; leave it to the client's
@@ -220,7 +220,7 @@ func (cr *crawler) collector() *colly.Collector {
 		ce := strings.ToLower(r.Headers.Get("Content-Encoding"))
 		ct := strings.ToLower(r.Headers.Get("Content-Type"))
 		if strings.Contains(ce, "gzip") || (ce == "" && strings.Contains(ct, "gzip")) || strings.HasSuffix(strings.ToLower(r.Request.URL.Path), ".xml.gz") {
-			res.err, res.local = fmt.Errorf("discover: %s: gzip-compressed body, not a page (colly would decompress it past Env.MaxBytes)", r.Request.URL), true
+			res.err, res.local = fmt.Errorf("discover: %s: gzip-compressed body, not a page (colly would decompress it past Env.MaxPageBytes)", r.Request.URL), true
 			r.Request.Abort()
 		}
 	})
@@ -229,8 +229,8 @@ func (cr *crawler) collector() *colly.Collector {
 		res.status, res.final = r.StatusCode, r.Request.URL.String()
 		res.header = r.Headers.Clone()
 		res.contentType = res.header.Get("Content-Type")
-		if int64(len(r.Body)) > cr.env.maxBytes() {
-			res.err = fmt.Errorf("discover: %s: %w (%d bytes; raise WEB_MAX_BYTES to accept it)", r.Request.URL, ErrTooLarge, cr.env.maxBytes())
+		if int64(len(r.Body)) > cr.env.maxPageBytes() {
+			res.err = fmt.Errorf("discover: %s: %w: more than %d bytes (%s)", r.Request.URL, ErrTooLarge, cr.env.maxPageBytes(), pageCapHint)
 			res.local = true
 			return
 		}

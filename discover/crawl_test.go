@@ -349,7 +349,7 @@ func TestCrawlRefusedBodies(t *testing.T) {
 	site.Serve("/docs/latin", "text/html; charset=iso-8859-1", []byte("<html><body><p>caf\xe9 cr\xe8me</p></body></html>"))
 	site.SetContent(page(1), `<p><a href="/docs/huge">huge</a> <a href="/docs/bomb.xml.gz">bomb</a> <a href="/docs/archive">archive</a> <a href="/docs/latin">latin</a></p>`)
 	h := newHandlerDouble()
-	links, err := run(t, discover.Crawl{URL: site.PageURL(page(1))}, discover.Env{Client: site.Client(), Pages: h, MaxBytes: 4 << 10})
+	links, err := run(t, discover.Crawl{URL: site.PageURL(page(1))}, discover.Env{Client: site.Client(), Pages: h, MaxPageBytes: 4 << 10})
 	require.NoError(t, err, "refused bodies are no failures")
 	require.Equal(t, []string{page(1), "/docs/", "/docs/huge", "/docs/archive", "/docs/latin"}, urlsOf(site, links), "a .xml.gz link is not a page: not requested")
 	// The log is in order of completed answers, and the server goroutine

@@ -47,8 +47,22 @@ type Env struct {
 	// MaxDocuments bounds how many documents a source reads (nested
 	// sitemaps, crawled pages); 0 means DefaultMaxDocuments.
 	MaxDocuments int
-	// MaxBytes bounds one document's size; 0 means DefaultMaxBytes.
+	// MaxBytes bounds one discovery document: a sitemap (uncompressed, and
+	// each compressed layer), an llms.txt file, an entry document being
+	// detected; 0 means DefaultMaxBytes. The engine sets it from
+	// WEB_MAX_DOCUMENT_BYTES.
 	MaxBytes int64
+	// MaxPageBytes bounds one crawled page's body; 0 means
+	// DefaultMaxPageBytes. The engine sets it from WEB_MAX_BYTES.
+	MaxPageBytes int64
+	// MaxChildren bounds the child sitemaps followed from one sitemap
+	// index, MaxSitemaps those queued in one discovery over all indexes
+	// (0: DefaultMaxChildren, DefaultMaxSitemaps; negative: no cap). The
+	// children past either cap are yielded with Skip set to
+	// SkipMaxSitemapChildren or SkipMaxSitemaps, not read, and discovery
+	// ends with a *LimitError naming the cap.
+	MaxChildren int
+	MaxSitemaps int
 	// Logger receives diagnostics (default: discard).
 	Logger *slog.Logger
 
@@ -150,6 +164,9 @@ const (
 	DefaultMaxDepth     = 5
 	DefaultMaxDocuments = 1000
 	DefaultMaxBytes     = 50 << 20
+	DefaultMaxPageBytes = 10 << 20
+	DefaultMaxChildren  = 50000
+	DefaultMaxSitemaps  = 10000
 )
 
 func (e Env) maxDepth() int {
@@ -172,6 +189,27 @@ func (e Env) maxBytes() int64 {
 	}
 	return e.MaxBytes
 }
+
+func (e Env) maxPageBytes() int64 {
+	if e.MaxPageBytes <= 0 {
+		return DefaultMaxPageBytes
+	}
+	return e.MaxPageBytes
+}
+
+// capOf maps a cap field to a bound: 0 is the default, negative none.
+func capOf(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return maxInt
+	}
+	return n
+}
+
+func (e Env) maxChildren() int { return capOf(e.MaxChildren, DefaultMaxChildren) }
+func (e Env) maxSitemaps() int { return capOf(e.MaxSitemaps, DefaultMaxSitemaps) }
 
 func (e Env) logger() *slog.Logger {
 	if e.Logger == nil {
@@ -205,7 +243,7 @@ type Entrier interface {
 // LimitError reports that discovery stopped at a cap. What was found
 // before it is complete enough to use.
 type LimitError struct {
-	Limit string // "max_depth" or "max_pages"
+	Limit string // "max_depth", "max_pages", SkipMaxSitemapChildren or SkipMaxSitemaps
 	Value int
 }
 

@@ -8,10 +8,18 @@ import (
 	"net/http"
 )
 
-// ErrTooLarge is matched by errors.Is for a document or crawled page whose
-// body is larger than Env.MaxBytes. Sitemaps report the sitemap parser's
-// own *sitemap.TooLargeError instead.
-var ErrTooLarge = errors.New("discover: document larger than Env.MaxBytes")
+// ErrTooLarge is matched by errors.Is for a document whose body is larger
+// than Env.MaxBytes, or a crawled page larger than Env.MaxPageBytes.
+// Sitemaps report the sitemap parser's own *sitemap.TooLargeError,
+// wrapped with the same advice.
+var ErrTooLarge = errors.New("discover: body too large")
+
+// documentCapHint and pageCapHint name the settings that bound a document
+// and a crawled page, for error messages.
+const (
+	documentCapHint = "the discovery document cap: WEB_MAX_DOCUMENT_BYTES, Env.MaxBytes"
+	pageCapHint     = "the page cap: WEB_MAX_BYTES, Env.MaxPageBytes"
+)
 
 // SkipInvalid is the Skip reason for a listed link that is not an absolute
 // http(s) URL even after resolving it against its document.
@@ -97,7 +105,7 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%w (%d bytes; raise WEB_MAX_BYTES to accept it)", ErrTooLarge, max)
+		return nil, fmt.Errorf("%w: more than %d bytes (%s)", ErrTooLarge, max, documentCapHint)
 	}
 	return b, nil
 }

@@ -17,12 +17,26 @@ import (
 // of its own host.
 const SkipOffHost = "off-host"
 
+// Skip reasons of a child sitemap a sitemap index lists but discovery does
+// not read, past Env.MaxChildren (for one index) or Env.MaxSitemaps (for
+// the whole discovery). They are also the Limit of the *LimitError that
+// then ends Discover.
+const (
+	SkipMaxSitemapChildren = "max_sitemap_children"
+	SkipMaxSitemaps        = "max_sitemaps"
+)
+
 const sitemapAccept = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=0.5"
 
 // Sitemap discovers the pages listed by a sitemap, following sitemap
 // indexes breadth-first to at most Env.MaxDepth levels and at most
 // Env.MaxDocuments nested sitemaps (past either cap it returns a
-// *LimitError after yielding what it found). Entries on another host than
+// *LimitError after yielding what it found). It queues at most
+// Env.MaxChildren child sitemaps of one index and Env.MaxSitemaps in all,
+// so an index tree that fans out costs bounded memory; the children past
+// those caps are yielded with Skip set to SkipMaxSitemapChildren or
+// SkipMaxSitemaps, and Discover returns a *LimitError naming the cap.
+// Entries on another host than
 // the sitemap that lists them are yielded with Skip set to SkipOffHost.
 // Every yielded Link has Via set to the sitemap file that listed it,
 // spelled exactly as it was requested (the Sitemap's URL, or the loc of an
@@ -99,7 +113,7 @@ func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yi
 	}
 	queue := []sitemapDoc{{url: s.URL}}
 	visited := map[string]bool{s.URL: true}
-	docs := 0
+	docs, queued := 0, 0 // documents read; child sitemaps ever queued
 	var errs []error
 	var limit *LimitError
 	for len(queue) > 0 {
@@ -128,6 +142,7 @@ func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yi
 			resp, first = first, nil
 		}
 		var children []sitemapDoc
+		listed := 0 // distinct child sitemaps of this document
 		err = s.read(ctx, env, doc, info, known, resp, func(l Link, isChild bool) error {
 			if !isChild {
 				return yield(l)
@@ -141,10 +156,29 @@ func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yi
 			if l.Skip != "" {
 				return yield(l) // an off-host child sitemap is counted, not read
 			}
-			if !visited[l.URL] {
-				visited[l.URL] = true
-				children = append(children, sitemapDoc{url: l.URL, depth: doc.depth + 1, listed: l.LastMod})
+			if visited[l.URL] {
+				return nil
 			}
+			// The caps bound the queue and visited set: an index tree that
+			// fans out without end costs at most MaxSitemaps entries.
+			reason, value := "", 0
+			switch {
+			case listed >= env.maxChildren():
+				reason, value = SkipMaxSitemapChildren, env.maxChildren()
+			case queued >= env.maxSitemaps():
+				reason, value = SkipMaxSitemaps, env.maxSitemaps()
+			}
+			if reason != "" {
+				if limit == nil || limit.Limit == "max_depth" {
+					limit = &LimitError{Limit: reason, Value: value}
+				}
+				l.Skip = reason
+				return yield(l)
+			}
+			listed++
+			queued++
+			visited[l.URL] = true
+			children = append(children, sitemapDoc{url: l.URL, depth: doc.depth + 1, listed: l.LastMod})
 			return nil
 		})
 		if err != nil {
@@ -244,6 +278,9 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 		var se *stopError
 		if errors.As(err, &se) {
 			return se
+		}
+		if errors.Is(err, sitemap.ErrTooLarge) {
+			return fmt.Errorf("discover: sitemap %s: %w (%s)", doc.url, err, documentCapHint)
 		}
 		return fmt.Errorf("discover: sitemap %s: %w", doc.url, err)
 	}
