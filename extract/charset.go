@@ -38,6 +38,9 @@ func decode(body []byte, contentType string) []byte {
 		// Decoders replace invalid input rather than fail; should one
 		// fail anyway, the bytes are kept and repaired as UTF-8 below.
 	}
+	if utf8.Valid(body) {
+		return body
+	}
 	return bytes.ToValidUTF8(body, []byte("\uFFFD"))
 }
 

@@ -13,23 +13,44 @@
 //     read as UTF-8 when it is valid UTF-8 and as windows-1252 otherwise.
 //  3. Title, canonical URL, language, description and every link are read
 //     from the whole page, resolved against <base href> or the page URL.
-//  4. A page whose text is evidently rendered in the browser fails with
-//     ErrScriptRendered: it runs scripts and has no visible text at all, or
-//     it has little text (under 100 words) and an empty application root
-//     such as <div id="root"></div> or a <noscript> asking to enable
-//     JavaScript. A long page that merely carries such a <noscript> (for
-//     comments, say) or an analytics pixel is extracted as usual.
-//  5. Boilerplate is removed (scripts, styles, forms, navigation, page
-//     header and footer, sidebars, cookie and consent banners, hidden
-//     elements, heading permalinks, images), code blocks are normalised to
+//  4. Type notation the parser took for markup ("Array<object>",
+//     "Promise<object>", "<T>": an element HTML does not define, an
+//     <object> that embeds nothing) becomes text again, so that neither it
+//     nor what follows it is lost.
+//  5. A documentation page is recognised by a generator Rule
+//     (Options.Rules, then BuiltinRules: MkDocs and Material, Sphinx
+//     themes, Docusaurus, VitePress, VuePress, mdBook, Hugo Docsy and Book,
+//     just-the-docs, Antora, Starlight, Nextra, GitBook, Javadoc, rustdoc,
+//     godoc and pkgsite) from its <meta name="generator"> or distinctive
+//     markup. Only the rule's content container is converted, however
+//     short: the rule's chrome selectors and the elements no reader sees
+//     as content (scripts, forms, buttons, <nav>, hidden elements,
+//     word-less heading permalinks) are removed from it, nothing by
+//     keywords in ids or classes. The page title is the Markdown's first
+//     line, "# Title": the container's <h1> (moved to the front when only
+//     text precedes it), else the theme's title outside the container, else
+//     the <title> without its site suffix; heading levels stay as written.
+//     Such a page is never ErrScriptRendered.
+//  6. Any other page whose text is evidently rendered in the browser fails
+//     with ErrScriptRendered: it runs scripts and has no visible text at
+//     all, or it has little text (under 100 words) and an empty
+//     application root such as <div id="root"></div> or a <noscript>
+//     asking to enable JavaScript. A long page that merely carries such a
+//     <noscript> (for comments, say) or an analytics pixel is extracted as
+//     usual.
+//  7. Otherwise (articles, unknown sites) boilerplate is removed (scripts,
+//     styles, forms, navigation, page header and footer, sidebars, cookie
+//     and consent banners, hidden elements, heading permalinks, images),
+//     and the readable main node is chosen by
+//     codeberg.org/readeck/go-readability (Mozilla Readability's
+//     algorithm).
+//  8. On either path code blocks are normalised to
 //     <pre><code class="language-x"> so their language survives, and the
-//     readable main node is chosen by codeberg.org/readeck/go-readability
-//     (Mozilla Readability's algorithm).
-//  6. That node is converted to Markdown by
+//     chosen node is converted to Markdown by
 //     github.com/JohannesKaufmann/html-to-markdown/v2 (base, commonmark and
 //     table plugins) with links made absolute: code blocks become fenced
 //     blocks tagged with their language, tables become pipe tables.
-//  7. A page left with no readable text fails with ErrEmpty.
+//  9. A page left with no readable text fails with ErrEmpty.
 //
 // Both named failures let a caller record why a page was not indexed
 // instead of indexing it as empty.

@@ -28,8 +28,8 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle s
 	cleanContainer(c, sel.rule)
 	leadWithH1(c)
 	normalizeCode(c)
-	absolutizeLinks(c, base)
 	unwrapHeadingLinks(c)
+	absolutizeLinks(c, base)
 	unwrapBareLinks(c)
 	flattenTableCells(c)
 
@@ -103,28 +103,19 @@ func escapeHeading(s string) string {
 // controls and forms, <nav>, hidden elements, tab lists, screen-reader-only
 // text, comments and word-less in-page permalinks.
 func cleanContainer(c *html.Node, rule *Rule) {
-	doomed := map[*html.Node]bool{}
-	if rule != nil {
-		for _, sel := range rule.Remove {
-			s, err := compile(sel)
-			if err != nil {
-				continue
-			}
-			for _, n := range s.MatchAll(c) {
-				if n != c {
-					doomed[n] = true
-				}
-			}
-		}
-	}
+	chrome := removeIndex(rule)
 	var list []*html.Node
 	walk(c, func(n *html.Node) bool {
 		if n == c {
 			return true
 		}
-		if doomed[n] {
-			list = append(list, n)
-			return false
+		if chrome != nil && n.Type == html.ElementNode {
+			hit := false
+			chrome.match(n, func(int) { hit = true })
+			if hit && !holdsHeadingText(n) {
+				list = append(list, n)
+				return false
+			}
 		}
 		switch n.Type {
 		case html.CommentNode:
@@ -143,16 +134,19 @@ func cleanContainer(c *html.Node, rule *Rule) {
 			list = append(list, n)
 			return false
 		}
-		role := strings.ToLower(strings.TrimSpace(attr(n, "role")))
+		role := attr(n, "role")
+		if role != "" {
+			role = strings.ToLower(strings.TrimSpace(role))
+		}
 		if role == "navigation" || role == "tablist" || role == "search" || isHiddenInContent(n) || isPermalink(n) {
 			list = append(list, n)
 			return false
 		}
-		for _, t := range classTokens(n) {
-			if utilityHidden[t] {
-				list = append(list, n)
-				return false
-			}
+		hidden := false
+		eachClass(attr(n, "class"), func(t string) { hidden = hidden || utilityHidden[t] })
+		if hidden {
+			list = append(list, n)
+			return false
 		}
 		return true
 	})
@@ -163,6 +157,55 @@ func cleanContainer(c *html.Node, rule *Rule) {
 	}
 }
 
+// builtinRemoves indexes the Remove selectors of each built-in rule.
+var builtinRemoves = func() map[*Rule]*selIndex {
+	m := make(map[*Rule]*selIndex, len(BuiltinRules))
+	for i := range BuiltinRules {
+		m[&BuiltinRules[i]] = indexRemove(&BuiltinRules[i])
+	}
+	return m
+}()
+
+// removeIndex is the index of rule's Remove selectors (nil for no rule);
+// a rule of Options is indexed on each call.
+func removeIndex(rule *Rule) *selIndex {
+	if rule == nil {
+		return nil
+	}
+	if x, ok := builtinRemoves[rule]; ok {
+		return x
+	}
+	return indexRemove(rule)
+}
+
+func indexRemove(rule *Rule) *selIndex {
+	x := newSelIndex()
+	for _, sel := range rule.Remove {
+		x.add(sel, 0)
+	}
+	return x
+}
+
+// holdsHeadingText reports whether n is a link that wraps the whole text
+// of its heading (VuePress, mdBook): a permalink class on it must not take
+// the heading's text away.
+func holdsHeadingText(n *html.Node) bool {
+	if !isElement(n, atom.A) {
+		return false
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		switch p.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			if p.Type != html.ElementNode {
+				continue
+			}
+			text := collapseSpace(textContent(n))
+			return hasWords(text) && text == collapseSpace(textContent(p))
+		}
+	}
+	return false
+}
+
 // isHiddenInContent reports an element hidden by attribute or inline style.
 // aria-hidden is not enough inside content: highlighters and heading
 // widgets mark visible text with it.
@@ -170,7 +213,11 @@ func isHiddenInContent(n *html.Node) bool {
 	if hasAttr(n, "hidden") {
 		return true
 	}
-	style := strings.ToLower(strings.Join(strings.Fields(attr(n, "style")), ""))
+	style := attr(n, "style")
+	if style == "" {
+		return false
+	}
+	style = strings.ToLower(strings.Join(strings.Fields(style), ""))
 	return strings.Contains(style, "display:none")
 }
 
@@ -305,4 +352,23 @@ func blockLines(n *html.Node) []string {
 	visit(n)
 	flush()
 	return out
+}
+
+// holdsWords reports whether n has a letter or digit in its text outside
+// scripts, styles and templates.
+func holdsWords(n *html.Node) bool {
+	found := false
+	walk(n, func(c *html.Node) bool {
+		if found {
+			return false
+		}
+		switch {
+		case c.Type == html.TextNode:
+			found = hasWords(c.Data)
+		case isElement(c, atom.Script), isElement(c, atom.Style), isElement(c, atom.Template):
+			return false
+		}
+		return true
+	})
+	return found
 }

@@ -67,14 +67,18 @@ func TestDocsitesQuality(t *testing.T) {
 	scores := scoreDocsites(t, cases)
 	ms := quality.SummarizeDocs(cases, scores)
 	t.Logf("docsites, per generator:\n%s", quality.FormatDocMetrics(ms))
-	var short []quality.DocCase
-	var shortScores []quality.DocScore
+	var short, long []quality.DocCase
+	var shortScores, longScores []quality.DocScore
 	for i, c := range cases {
 		if c.Short {
 			short = append(short, c)
 			shortScores = append(shortScores, scores[i])
+		} else {
+			long = append(long, c)
+			longScores = append(longScores, scores[i])
 		}
 	}
+	t.Logf("the 244 content pages, per generator:\n%s", quality.FormatDocMetrics(quality.SummarizeDocs(long, longScores)))
 	sm := quality.SummarizeDocs(short, shortScores)["all"]
 	t.Logf("short pages: %+v", sm)
 	meets(t, "all pages", ms["all"])

@@ -107,3 +107,40 @@ func ExampleDocPath() {
 	// docs.example.com/search~q7bc47487a60c1b0a.md
 	// docs.example.com/etc/passwd.txt
 }
+
+// A rule of one's own for a documentation site no built-in rule knows: it
+// recognises the page by its markup, names the content container and the
+// chrome inside it. The title becomes the first line; the site's sidebar
+// and the edit link stay out.
+func ExampleRule() {
+	page := `<html><head><title>Retries · Harbor Docs</title></head><body>
+<div class="hb-sidebar"><a href="/docs/install">Install</a> <a href="/docs/retries">Retries</a></div>
+<div class="hb-page"><div class="hb-edit"><a href="https://github.com/harbor/docs/edit/main/retries.md">Edit this page</a></div>
+<h2>Backoff</h2><p>A failed job waits twice as long before each new attempt.</p>
+<pre class="hb-code" data-lang="yaml">retry:
+  max: 5</pre></div></body></html>`
+	harbor := extract.Rule{
+		Name:    "harbor-docs",
+		Markers: []string{"div.hb-page"},
+		Content: []string{"div.hb-page"},
+		Remove:  []string{".hb-edit"},
+	}
+	doc, err := extract.FromHTMLWithOptions([]byte(page), "https://harbor.example/docs/retries",
+		extract.Options{Rules: []extract.Rule{harbor}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(doc.Markdown)
+	// Output:
+	// # Retries
+	//
+	// ## Backoff
+	//
+	// A failed job waits twice as long before each new attempt.
+	//
+	// ```yaml
+	// retry:
+	//   max: 5
+	// ```
+}

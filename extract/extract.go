@@ -53,7 +53,9 @@ type Document struct {
 	// browsers and search results show (site suffix included).
 	Title string
 	// Markdown is the readable main content as CommonMark with pipe
-	// tables and fenced code blocks; links in it are absolute.
+	// tables and fenced code blocks; links in it are absolute. On a
+	// documentation page a Rule recognises, its first line is the page
+	// title as "# Title" and heading levels are those of the page.
 	Markdown string
 	// Canonical is the absolute http(s) URL of <link rel="canonical">,
 	// resolved like a link, without fragment; empty when the page declares
@@ -141,7 +143,7 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 	}
 	restoreTextTags(doc)
 	var md string
-	if sel, ok := chooseContainer(doc, opts.Rules); ok && hasWords(visibleText(sel.container)) {
+	if sel, ok := chooseContainer(doc, opts.Rules); ok && holdsWords(sel.container) {
 		// A documentation page: its generator's container is the content,
 		// however short, and static API pages are never script shells.
 		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title))

@@ -150,8 +150,8 @@ var BuiltinRules = []Rule{
 		Name:    "nextra",
 		Markers: []string{".nextra-content", ".nextra-body", ".nextra-nav-container", "[class*=nextra-]"},
 		Content: []string{"main[data-pagefind-body]", "article main", ".nextra-content main", "main"},
-		Remove: with(headingAnchors, ".nextra-breadcrumb", ".nextra-toc", "a[href^='#'].subheading-anchor",
-			".nextra-copy-button", ".nextra-feedback"),
+		Remove: with(headingAnchors, ".nextra-breadcrumb", ".nextra-toc", ".nextra-copy-button",
+			".nextra-feedback", "main > div.nx-border-t:has(a[title])", `main > div.x\:border-t:has(a[title])`),
 	},
 	{
 		Name:       "gitbook",
@@ -185,12 +185,13 @@ var BuiltinRules = []Rule{
 		Markers:    []string{"section#main-content.content", "rustdoc-search"},
 		Content:    []string{"section#main-content", "#main-content", "main"},
 		Remove: with(headingAnchors, ".out-of-band", "rustdoc-toolbar", "#copy-path", ".src",
-			"a.tooltip", ".anchor", "summary.hideme"),
+			"a.tooltip", ".anchor", "summary.hideme", ".rustdoc-breadcrumbs"),
 	},
 	{
 		Name:    "pkgsite",
 		Markers: []string{".UnitDoc", ".Documentation-content"},
 		Content: []string{"main .go-Main-article", "article.go-Main-article", ".UnitDoc", "main"},
+		Title:   []string{"h1.UnitHeader-titleHeading", ".go-Main-headerTitle h1"},
 		Remove: with(headingAnchors, ".Documentation-idLink", ".UnitMeta", ".go-Main-headerBreadcrumb",
 			".UnitOutline", ".Documentation-source"),
 	},
@@ -198,7 +199,7 @@ var BuiltinRules = []Rule{
 		Name:    "godoc",
 		Markers: []string{"#pkg-overview", "#pkg-index"},
 		Content: []string{"#page .container", "#page", "main"},
-		Remove:  with(headingAnchors, "#pkg-callgraph", ".permalink", "#footer"),
+		Remove:  with(headingAnchors, "#pkg-callgraph", ".permalink", "#footer", "#short-nav", ".toggleVisible > .collapsed", ".toggle > .collapsed"),
 	},
 }
 
@@ -277,14 +278,88 @@ func generatorOf(doc *html.Node) string {
 	return b.String()
 }
 
-// recognises reports whether rule r identifies the page.
-func (r *Rule) recognises(doc *html.Node, generator string) bool {
+// recognisesGenerator reports whether rule r names the page's generator.
+func (r *Rule) recognisesGenerator(generator string) bool {
 	for _, g := range r.Generators {
 		if g != "" && strings.Contains(generator, strings.ToLower(g)) {
 			return true
 		}
 	}
-	return first(doc, r.Markers) != nil
+	return false
+}
+
+// builtinMarkers indexes the markers of BuiltinRules by rule index.
+var builtinMarkers = func() *selIndex {
+	x := newSelIndex()
+	for i, r := range BuiltinRules {
+		for _, m := range r.Markers {
+			x.add(m, i)
+		}
+	}
+	return x
+}()
+
+// recognised reports, per rule of rules and of BuiltinRules, whether the
+// page shows its generator or one of its markers. When a built-in rule
+// names the page's generator and no rule of the caller's has markers, the
+// markers are not looked for: the generator's own declaration decides.
+// Otherwise the page is walked once for all markers.
+func recognised(doc *html.Node, rules []Rule, generator string) (own, builtin []bool) {
+	own, builtin = make([]bool, len(rules)), make([]bool, len(BuiltinRules))
+	var mine *selIndex
+	pending := 0
+	for i := range rules {
+		if own[i] = rules[i].recognisesGenerator(generator); !own[i] && len(rules[i].Markers) > 0 {
+			if mine == nil {
+				mine = newSelIndex()
+			}
+			for _, m := range rules[i].Markers {
+				mine.add(m, i)
+			}
+			pending++
+		}
+	}
+	byGenerator := false
+	for i := range BuiltinRules {
+		if builtin[i] = BuiltinRules[i].recognisesGenerator(generator); builtin[i] {
+			byGenerator = true
+		} else if len(BuiltinRules[i].Markers) > 0 {
+			pending++
+		}
+	}
+	x := builtinMarkers
+	if byGenerator {
+		x = nil
+		if mine == nil {
+			return own, builtin
+		}
+	}
+	walk(doc, func(n *html.Node) bool {
+		if pending == 0 {
+			return false
+		}
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if x != nil {
+			x.match(n, func(i int) {
+				if !builtin[i] {
+					builtin[i] = true
+					pending--
+				}
+			})
+		}
+		if mine != nil {
+			mine.match(n, func(i int) {
+				if !own[i] {
+					own[i] = true
+					pending--
+				}
+			})
+		}
+		return true
+	})
+	return own, builtin
 }
 
 // selection is the content container chosen for a page.
@@ -297,31 +372,36 @@ type selection struct {
 // containers; ok is false when the page is left to readability.
 func chooseContainer(doc *html.Node, rules []Rule) (selection, bool) {
 	generator := generatorOf(doc)
-	var recognised *Rule
-	for _, set := range [][]Rule{rules, BuiltinRules} {
+	own, builtin := recognised(doc, rules, generator)
+	var known *Rule
+	for k, set := range [][]Rule{rules, BuiltinRules} {
+		hits := own
+		if k == 1 {
+			hits = builtin
+		}
 		for i := range set {
-			r := &set[i]
-			if !r.recognises(doc, generator) {
+			if !hits[i] {
 				continue
 			}
+			r := &set[i]
 			if c := first(doc, r.Content); c != nil {
 				return selection{rule: r, container: c}, true
 			}
-			if recognised == nil {
-				recognised = r
+			if known == nil {
+				known = r
 			}
 		}
 	}
-	if recognised == nil {
+	if known == nil {
 		return selection{}, false
 	}
 	// A documentation page whose markup its rule no longer knows (a new
 	// theme version): its landmarks still hold the content.
 	if c := first(doc, fallbackContent); c != nil {
-		return selection{rule: recognised, container: c}, true
+		return selection{rule: known, container: c}, true
 	}
 	if arts := cascadia.MustCompile("article").MatchAll(doc); len(arts) == 1 {
-		return selection{rule: recognised, container: arts[0]}, true
+		return selection{rule: known, container: arts[0]}, true
 	}
 	return selection{}, false
 }
