@@ -115,6 +115,11 @@ type Crawl struct {
 	// engine's, so the crawl dedupes exactly as the engine does. The zero
 	// value is the default policy.
 	Normalize normalize.Policy
+	// Only, when set, is a path prefix (such as "/docs/guide/"): only
+	// URLs whose path starts with it are followed (the start page is requested whatever its path). It is a plain prefix:
+	// "/docs/api" also holds "/docs/apiary"; end it with "/" for a
+	// directory.
+	Only string
 }
 
 // Name implements Source.
@@ -140,7 +145,7 @@ func (c Crawl) discover(ctx context.Context, env Env, first *pageResult, yield f
 	if env.Client == nil {
 		return ErrNoClient
 	}
-	cr := &crawler{env: env, identity: c.Normalize, entryURL: c.URL, seen: map[string]struct{}{}, first: first}
+	cr := &crawler{env: env, identity: c.Normalize, entryURL: c.URL, seen: map[string]struct{}{}, first: first, only: c.Only}
 	cr.request = c.Normalize
 	cr.request.KeepTrailingSlash, cr.request.KeepFragment = true, false
 	start, err := cr.request.URL(c.URL)
@@ -184,6 +189,7 @@ type crawler struct {
 	seen     map[string]struct{}
 	queue    []crawlItem
 	first    *pageResult // the start page's answer, already requested
+	only     string      // Crawl.Only
 
 	requested int
 	depthCut  bool
@@ -414,7 +420,7 @@ func (cr *crawler) enqueue(base string, depth int, links []string, yield func(Li
 			}
 			continue
 		}
-		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) || NotDocumentPath(abs) {
+		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) || NotDocumentPath(abs) || !inOnly(cr.only, abs) {
 			continue
 		}
 		if depth > cr.env.maxDepth() {

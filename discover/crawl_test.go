@@ -467,3 +467,38 @@ func TestNotDocumentPath(t *testing.T) {
 		require.Equal(t, tc.want, discover.NotDocumentPath(tc.url), tc.url)
 	}
 }
+
+func TestOnlyPrefix(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 3})
+	defer site.Close()
+	site.Add("/docs/guide/a", "A", "<p>a</p>")
+	site.Add("/docs/guidebook", "B", "<p>b</p>")
+	site.Update(page(1), func(p *testsite.Page) { p.Links = append(p.Links, "/docs/guide/a", "/docs/guidebook") })
+	env := discover.Env{Client: site.Client()}
+	for _, tc := range []struct {
+		name string
+		src  discover.Source
+		want []string // links yielded without Skip
+	}{
+		{"sitemap", discover.Sitemap{URL: site.SitemapURL(), Only: "/docs/guide/"}, []string{"/docs/guide/a"}},
+		{"llms.txt", discover.LLMsTxt{URL: site.LLMsURL(), Only: "/docs/guide/"}, []string{"/docs/guide/a"}},
+		{"crawl", discover.Crawl{URL: site.PageURL(page(1)), Only: "/docs/guide/"}, []string{page(1), "/docs/guide/a"}},
+		{"plain prefix", discover.Sitemap{URL: site.SitemapURL(), Only: "/docs/guide"}, []string{"/docs/guide/a", "/docs/guidebook"}},
+		{"entry", discover.Entry{URL: site.SitemapURL(), Only: "/docs/guide/"}, []string{"/docs/guide/a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site.ResetLog()
+			links, err := run(t, tc.src, env)
+			require.NoError(t, err)
+			var kept []discover.Link
+			for _, l := range links {
+				if l.Skip == "" {
+					kept = append(kept, l)
+				} else {
+					require.Equal(t, discover.SkipOutOfScope, l.Skip)
+				}
+			}
+			require.ElementsMatch(t, tc.want, urlsOf(site, kept))
+		})
+	}
+}

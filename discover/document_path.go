@@ -55,3 +55,24 @@ func NotDocumentPath(rawURL string) bool {
 	}
 	return notDocumentExt[path.Ext(p)]
 }
+
+// SkipOutOfScope is the Skip reason for a listed link whose path lies
+// outside a source's Only prefix.
+const SkipOutOfScope = "out_of_scope"
+
+// inOnly reports whether rawURL's path starts with the prefix only; an
+// empty prefix holds every URL.
+func inOnly(only, rawURL string) bool {
+	if only == "" {
+		return true
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	return strings.HasPrefix(p, only)
+}

@@ -38,6 +38,9 @@ type Entry struct {
 	// Normalize is the engine's URL policy, used by a crawl (see
 	// Crawl.Normalize).
 	Normalize normalize.Policy
+	// Only is a path prefix handed to the source that runs (see
+	// Crawl.Only, Sitemap.Only, LLMsTxt.Only).
+	Only string
 }
 
 // Name implements Source.
@@ -111,7 +114,7 @@ func (e Entry) Discover(ctx context.Context, env Env, yield func(Link) error) er
 	case FormatSitemap:
 		resp := doc.resp
 		resp.Body = readCloser{doc.body(), resp.Body}
-		return Sitemap{URL: e.URL, SourceName: e.SourceName}.discover(ctx, env, resp, yield)
+		return Sitemap{URL: e.URL, SourceName: e.SourceName, Only: e.Only}.discover(ctx, env, resp, yield)
 	case FormatLLMsTxt:
 		defer doc.close()
 		body, err := readLimited(doc.body(), env.maxBytes())
@@ -121,23 +124,23 @@ func (e Entry) Discover(ctx context.Context, env Env, yield func(Link) error) er
 			}
 			return &FetchError{URL: e.URL, Err: err}
 		}
-		return LLMsTxt{URL: e.URL, SourceName: e.SourceName}.emit(ctx, env, doc.resp, body, yield)
+		return LLMsTxt{URL: e.URL, SourceName: e.SourceName, Only: e.Only}.emit(ctx, env, doc.resp, body, yield)
 	default:
 		return e.crawl().discover(ctx, env, prefetchedPage(doc, env), yield)
 	}
 }
 
 func (e Entry) crawl() Crawl {
-	return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize}
+	return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize, Only: e.Only}
 }
 
 func (e Entry) source(f Format) Source {
 	switch f {
 	case FormatSitemap:
-		return Sitemap{URL: e.URL, SourceName: e.SourceName}
+		return Sitemap{URL: e.URL, SourceName: e.SourceName, Only: e.Only}
 	case FormatLLMsTxt:
-		return LLMsTxt{URL: e.URL, SourceName: e.SourceName}
+		return LLMsTxt{URL: e.URL, SourceName: e.SourceName, Only: e.Only}
 	default:
-		return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize}
+		return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize, Only: e.Only}
 	}
 }

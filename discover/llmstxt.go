@@ -37,6 +37,11 @@ type LLMsTxt struct {
 	URL string
 	// SourceName names the source in state; empty means URL.
 	SourceName string
+	// Only, when set, is a path prefix (such as "/docs/guide/"): only
+	// URLs whose path starts with it are listed; the others are yielded with Skip set to SkipOutOfScope. It is a plain prefix:
+	// "/docs/api" also holds "/docs/apiary"; end it with "/" for a
+	// directory.
+	Only string
 }
 
 // Name implements Source.
@@ -100,6 +105,8 @@ func (l LLMsTxt) emit(ctx context.Context, env Env, resp *http.Response, body []
 			link.URL = abs.String()
 			if (abs.Scheme != "http" && abs.Scheme != "https") || abs.Host == "" {
 				link.Skip = SkipInvalid
+			} else if !inOnly(l.Only, link.URL) {
+				link.Skip = SkipOutOfScope
 			}
 		} else {
 			link.Skip = SkipInvalid

@@ -76,6 +76,11 @@ type Sitemap struct {
 	URL string
 	// SourceName names the source in state; empty means URL.
 	SourceName string
+	// Only, when set, is a path prefix (such as "/docs/guide/"): only
+	// URLs whose path starts with it are listed; the others are yielded with Skip set to SkipOutOfScope (child sitemaps are read wherever they are). It is a plain prefix:
+	// "/docs/api" also holds "/docs/apiary"; end it with "/" for a
+	// directory.
+	Only string
 }
 
 // Name implements Source.
@@ -265,6 +270,9 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 			l.Skip = SkipInvalid
 		} else if !sameHost(base, u) {
 			l.Skip = SkipOffHost
+		}
+		if l.Skip == "" && e.Kind != sitemap.Index && !inOnly(s.Only, e.Loc) {
+			l.Skip = SkipOutOfScope
 		}
 		if err := emit(l, e.Kind == sitemap.Index); err != nil {
 			return &stopError{err}

@@ -9,6 +9,10 @@
 //	go run ./examples/docsindex -entry https://example.com/sitemap.xml -db docs.sqlite -out docs/
 //	go run ./examples/docsindex -demo -db /tmp/d.db -out /tmp/docs   # offline, on a fake site
 //
+// -only PREFIX keeps the index to URLs whose path starts with PREFIX: a
+// sitemap's or llms.txt's other entries are skipped (out_of_scope), a crawl
+// follows no link outside it.
+//
 // Limits come from the WEB_* environment variables (see .env.example). On a
 // terminal a progress line is drawn on stderr; -json prints the run's
 // Report as one JSON object on stdout instead of the summary.
@@ -40,6 +44,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl"
@@ -89,6 +94,7 @@ func (e *usageError) Error() string { return e.msg }
 
 type options struct {
 	entry, db, out, format string
+	only                   string
 	json, demo, verbose    bool
 	demoAddr               string
 }
@@ -101,12 +107,13 @@ func parseArgs(args []string, stderr io.Writer) (options, discover.Format, error
 	fs.StringVar(&o.db, "db", "", "SQLite state `file` (created if missing)")
 	fs.StringVar(&o.out, "out", "", "output `directory` for the Markdown files")
 	fs.StringVar(&o.format, "format", "", "entry format: sitemap, llms.txt or page (default: detect from the document)")
+	fs.StringVar(&o.only, "only", "", "index only URLs whose path starts with `prefix` (such as /docs/guide/); a crawl follows no other link")
 	fs.BoolVar(&o.json, "json", false, "print the run's report as one JSON object on stdout")
 	fs.BoolVar(&o.demo, "demo", false, "serve a fake documentation site on loopback and use its sitemap as the entry (offline)")
 	fs.StringVar(&o.demoAddr, "demo-addr", "127.0.0.1:8931", "listen `address` of the -demo site (a fixed port keeps its URLs across runs)")
 	fs.BoolVar(&o.verbose, "v", false, "log the engine's diagnostics on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: docsindex (-entry URL | -demo) -db FILE -out DIR [-format sitemap|llms.txt|page] [-json]")
+		fmt.Fprintln(fs.Output(), "usage: docsindex (-entry URL | -demo) -db FILE -out DIR [-format sitemap|llms.txt|page] [-only PREFIX] [-json]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -126,6 +133,8 @@ func parseArgs(args []string, stderr io.Writer) (options, discover.Format, error
 		return o, "", &usageError{"-db is required"}
 	case o.out == "":
 		return o, "", &usageError{"-out is required"}
+	case o.only != "" && !strings.HasPrefix(o.only, "/"):
+		return o, "", &usageError{fmt.Sprintf("-only %q: give a URL path prefix starting with /, such as /docs/guide/", o.only)}
 	}
 	f, err := discover.ParseFormat(o.format)
 	if err != nil {
@@ -165,7 +174,7 @@ func run(ctx context.Context, e env) error {
 		}
 	}
 
-	entry := discover.Entry{URL: o.entry, Format: format}
+	entry := discover.Entry{URL: o.entry, Format: format, Only: o.only}
 	out, err := openDocs(o.out, entry.Name())
 	if err != nil {
 		return err

@@ -552,3 +552,51 @@ func TestDocPath(t *testing.T) {
 		})
 	}
 }
+
+// -only keeps the index to a path prefix, for every entry format; a crawl
+// does not even request the other pages.
+func TestOnlyPathPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		entry func(*testsite.Site) string
+	}{
+		{"sitemap", (*testsite.Site).SitemapURL},
+		{"llms.txt", (*testsite.Site).LLMsURL},
+		{"crawl", func(s *testsite.Site) string { return s.PageURL("/docs/page-0001") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testsite.Options{Pages: 4})
+			h.site.Add("/docs/guide/install", "Install", "<p>How to install.</p>")
+			h.site.Add("/docs/guide/configure", "Configure", "<p>How to configure.</p>")
+			h.site.Update("/docs/page-0001", func(p *testsite.Page) {
+				p.Links = append(p.Links, "/docs/guide/install", "/docs/guide/configure")
+			})
+			entry := tc.entry(h.site)
+			stdout, _, err := h.run("-entry", entry, "-only", "/docs/guide/", "-json")
+			require.NoError(t, err)
+			var rep recrawl.Report
+			require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+			h.requireCommitted(entry)
+			var files []string
+			for _, f := range h.files() {
+				if strings.Contains(f, "guide/") {
+					files = append(files, f)
+				}
+			}
+			require.Len(t, files, 2, h.files())
+			for _, r := range h.site.Requests() {
+				if strings.HasPrefix(r.Path, "/docs/page-") && r.Path != "/docs/page-0001" {
+					t.Fatalf("%s requested outside -only", r.Path)
+				}
+			}
+			if tc.name != "crawl" {
+				require.Equal(t, 4, rep.Skipped["out_of_scope"])
+				require.Len(t, h.files(), 2)
+			}
+		})
+	}
+	h := newHarness(t, testsite.Options{Pages: 1})
+	_, _, err := h.run("-entry", h.site.SitemapURL(), "-only", "docs/")
+	var ue *usageError
+	require.ErrorAs(t, err, &ue)
+}
