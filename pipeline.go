@@ -93,7 +93,8 @@ func (p *pageRun) index(ctx context.Context, markdown, hash, title string) ([]cr
 		if !ok {
 			return nil, chunkDiff{}, false
 		}
-		if !p.upsert(ctx, chunks, vectors, hash, title) {
+		orphans, ok := p.upsert(ctx, chunks, vectors, hash, title)
+		if !ok {
 			return nil, chunkDiff{}, false
 		}
 		var stale []string
@@ -104,6 +105,12 @@ func (p *pageRun) index(ctx context.Context, markdown, hash, title string) ([]cr
 		for _, c := range old {
 			if c.RecordID != "" && !fresh[c.RecordID] {
 				stale = append(stale, c.RecordID)
+				fresh[c.RecordID] = true // listed once
+			}
+		}
+		for _, id := range orphans {
+			if !fresh[id] {
+				stale = append(stale, id)
 			}
 		}
 		if len(stale) > 0 && !p.retry(ctx, StageIndex, "delete "+strconv.Itoa(len(stale))+" stale records", func() error {
@@ -187,8 +194,11 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 	return out, true
 }
 
-// upsert writes the records of the page's new version, with provenance.
-func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors [][]float32, hash, title string) bool {
+// upsert writes the records of the page's new version, with provenance,
+// and returns the IDs of the page's other records in the index: those of
+// the stored version, and of versions a crash left written but never
+// committed (in no stored chunk list), which the caller deletes.
+func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors [][]float32, hash, title string) ([]string, bool) {
 	e := p.r.e
 	fetched := p.now.UTC().Format(time.RFC3339)
 	version := chunk.Version(e.cfg.Chunking)
@@ -213,9 +223,28 @@ func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors
 			},
 		}
 	}
-	return p.retry(ctx, StageIndex, "upsert "+strconv.Itoa(len(records))+" records", func() error {
-		return e.cfg.Index.Upsert(ctx, records)
+	fresh := make(map[string]bool, len(records))
+	for _, r := range records {
+		fresh[r.ID] = true
+	}
+	var others []string
+	ok := p.retry(ctx, StageIndex, "upsert "+strconv.Itoa(len(records))+" records", func() error {
+		if err := e.cfg.Index.Upsert(ctx, records); err != nil {
+			return err
+		}
+		hits, err := e.cfg.Index.Query(ctx, vectors[0], len(records)+maxOrphans, index.Filter{"source": p.r.source, "source_url": p.row.URL})
+		if err != nil {
+			return fmt.Errorf("listing the page's records: %w", err)
+		}
+		others = others[:0]
+		for _, h := range hits {
+			if !fresh[h.ID] {
+				others = append(others, h.ID)
+			}
+		}
+		return nil
 	})
+	return others, ok
 }
 
 // deleteRecords removes every record of the page's stored version.
@@ -232,13 +261,21 @@ func (p *pageRun) deleteRecords(ctx context.Context) bool {
 			ids = append(ids, c.RecordID)
 		}
 	}
-	if len(ids) == 0 {
-		return true
-	}
-	return p.retry(ctx, StageIndex, "delete "+strconv.Itoa(len(ids))+" records", func() error {
+	if len(ids) > 0 && !p.retry(ctx, StageIndex, "delete "+strconv.Itoa(len(ids))+" records", func() error {
 		return e.cfg.Index.Delete(ctx, ids)
+	}) {
+		return false
+	}
+	// Records of versions a crash left uncommitted are in no chunk list.
+	return p.retry(ctx, StageIndex, "delete the page's other records", func() error {
+		_, err := e.cfg.Index.DeleteWhere(ctx, index.Filter{"source": p.r.source, "source_url": p.row.URL})
+		return err
 	})
 }
+
+// maxOrphans bounds how many records of uncommitted versions of one page
+// one index stage looks for beyond its stored and new chunks.
+const maxOrphans = 256
 
 // retry runs one stage with up to StageAttempts attempts, waiting a capped
 // exponential backoff (or the error's RetryAfter) between them. A failure
