@@ -69,6 +69,9 @@ func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixtur
 
 func (f *fixture) run() *recrawl.Report {
 	f.t.Helper()
+	// A request an earlier (cancelled) run gave up on may still be
+	// answered: it belongs to that run's log, not this one's.
+	require.Eventually(f.t, func() bool { return f.site.InFlight() == 0 }, 5*time.Second, time.Millisecond)
 	f.site.ResetLog()
 	rep, err := f.eng.Run(context.Background(), f.src)
 	require.NoError(f.t, err)

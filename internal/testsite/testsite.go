@@ -590,6 +590,13 @@ func (s *Site) ResetLog() {
 	s.peak = s.inFlight
 }
 
+// InFlight returns how many page requests are being answered now.
+func (s *Site) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
 // MaxInFlight returns the most page requests (under PathPrefix) the site
 // was answering at the same time since it started or ResetLog was called:
 // how many connections a client used in parallel.
