@@ -322,6 +322,16 @@ func TestCancelledRunLosesNothing(t *testing.T) {
 	require.GreaterOrEqual(t, recorded, 10)
 	require.Less(t, recorded, pages)
 
+	// Requests the cancelled run gave up on may still reach the site;
+	// they are not the next run's.
+	last := -1
+	require.Eventually(t, func() bool {
+		n := len(f.site.Requests())
+		settled := n == last && f.site.InFlight() == 0
+		last = n
+		return settled
+	}, 10*time.Second, 100*time.Millisecond)
+
 	// The next run picks up exactly what was not recorded.
 	rep2 := f.run()
 	require.Equal(t, pages-recorded, rep2.Due)
