@@ -116,3 +116,25 @@ func ExampleWithKeepTombstones() {
 	// Output:
 	// revived 0, gone true
 }
+
+// The engine records every run's start; the scheduler measures the
+// source's cadence from them.
+func ExampleSQLite_RecordRun() {
+	st, err := crawlstate.OpenSQLite(":memory:")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	ctx := context.Background()
+	start := time.Date(2025, time.March, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if err := st.RecordRun(ctx, "docs", start.Add(time.Duration(i)*6*time.Hour)); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	runs, err := st.Runs(ctx, "docs", 2)
+	fmt.Println(len(runs), runs[0].Format(time.Kitchen), runs[1].Format(time.Kitchen), err)
+	// Output: 2 12:00PM 6:00AM <nil>
+}

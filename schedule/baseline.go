@@ -267,11 +267,17 @@ const chainStep = 0.02
 
 func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
 	lo, hi := math.Log(float64(h.Min)), math.Log(float64(h.Max))
-	n := max(int(math.Ceil((hi-lo)/chainStep))+1, 2)
-	step := (hi - lo) / float64(n-1)
-	if !(step > 0) {
+	// The step puts Start on the grid, so a young page's first intervals
+	// are exact.
+	step := chainStep
+	if k := math.Round((math.Log(float64(h.Start)) - lo) / chainStep); k >= 1 {
+		step = (math.Log(float64(h.Start)) - lo) / k
+	}
+	n := max(int(math.Ceil((hi-lo)/step-1e-9))+1, 2)
+	if !(hi > lo) {
 		n, step = 2, 1
 	}
+	hi = lo + float64(n-1)*step // the top cell holds Max
 	c := &halvingChain{
 		elapsed: make([]float64, n), down: make([]int, n), up: make([]int, n),
 		downW: make([]float64, n), upW: make([]float64, n),
@@ -285,7 +291,7 @@ func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
 	}
 	for i := range n {
 		x := lo + float64(i)*step
-		iv := math.Exp(x)
+		iv := min(math.Exp(x), float64(h.Max))
 		e := iv
 		if cadence > 0 {
 			runs := math.Max(1, math.Ceil(iv/float64(cadence)-1e-9))
@@ -295,7 +301,8 @@ func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
 		c.down[i], c.downW[i] = cell(x - math.Ln2)
 		c.up[i], c.upW[i] = cell(x + math.Log(h.Grow))
 	}
-	c.start, _ = cell(math.Log(float64(h.Start)))
+	c.start, _ = cell(math.Log(float64(h.Start)) + step/2)
+	c.start = min(c.start, n-1)
 	return c
 }
 

@@ -42,8 +42,29 @@ func run(args []string, out io.Writer) error {
 	classes := fs.Bool("classes", false, "also print the per-class breakdown")
 	asJSON := fs.Bool("json", false, "print one JSON object per line and policy instead of the table")
 	only := fs.String("policies", "", "comma-separated policies to run (default all): "+strings.Join(sim.PolicyKeys(), ", ")+"; halving always runs first")
+	grid := fs.Bool("grid", false, "run the default against Halving on mixes A and B at every cadence of the README table (1h, 6h, 24h, 168h); one JSON line each")
+	table := fs.String("table", "", "print the README's scheduler table (Markdown) from a file of -grid lines, and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *table != "" {
+		return writeTable(out, *table)
+	}
+	if *grid {
+		for _, m := range []string{"A", "B"} {
+			for _, c := range gridCadences {
+				mix, _ := sim.MixByName(m)
+				cfg := sim.Config{Mix: mix, Pages: *pages, Days: *days, Warmup: *warmup, Seed: *seed, Cadence: c}
+				res, err := sim.Compare(cfg, *seeds, []sim.Maker{sim.Halving, sim.Default})
+				if err != nil {
+					return err
+				}
+				if err := writeJSON(out, cfg, *seeds, res); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	mix, err := sim.MixByName(*mixName)
 	if err != nil {
@@ -138,4 +159,67 @@ func writeJSON(out io.Writer, cfg sim.Config, seeds int, results []sim.Result) e
 		}
 	}
 	return nil
+}
+
+// gridCadences are the cadences of the README's scheduler table.
+var gridCadences = []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
+
+// writeTable renders the README's scheduler table from -grid lines: per
+// mix and cadence, Halving's and the default's freshness, the gain and the
+// default's fetches against Halving's.
+func writeTable(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type key struct{ mix, cadence string }
+	var order []key
+	got := map[key]map[string]line{}
+	dec := json.NewDecoder(f)
+	var head line
+	for {
+		var l line
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		k := key{l.Mix, l.Cadence}
+		if got[k] == nil {
+			got[k] = map[string]line{}
+			order = append(order, k)
+		}
+		got[k][l.Policy] = l
+		head = l
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("%s: no results", path)
+	}
+	fmt.Fprintf(out, "| mix | runs every | `Halving` fresh | default fresh | vs Halving | default's fetches vs Halving's |\n")
+	fmt.Fprintf(out, "|---|---|---|---|---|---|\n")
+	for _, k := range order {
+		h, okH := got[k]["halving"]
+		d, okD := got[k]["default"]
+		if !okH || !okD {
+			return fmt.Errorf("%s: mix %s at %s lacks halving or default", path, k.mix, k.cadence)
+		}
+		c, err := time.ParseDuration(k.cadence)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %+.1f%% | %.3f |\n", k.mix, cadenceName(c), h.Freshness, d.Freshness, 100*d.VsHalving, d.FetchRate)
+	}
+	fmt.Fprintf(out, "\n%d pages, %d days measured after %d days of warm-up, mean of %d seeds.\n", head.Pages, head.Days, head.Warmup, head.Seeds)
+	return nil
+}
+
+func cadenceName(c time.Duration) string {
+	switch {
+	case c%(24*time.Hour) == 0 && c >= 24*time.Hour:
+		return fmt.Sprintf("%d d", c/(24*time.Hour))
+	case c%time.Hour == 0:
+		return fmt.Sprintf("%d h", c/time.Hour)
+	}
+	return c.String()
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +29,77 @@ func TestRunRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, run([]string{"-mix", "Z"}, &out), "use A, B or C")
 	require.Error(t, run([]string{"-pages", "x"}, &out))
 	require.ErrorContains(t, run([]string{"-pages", "-5"}, &out), "must not be negative")
+}
+
+// The README's scheduler table is exactly what -table renders from the
+// recorded -grid results, so it cannot drift from them; the results keep
+// the default within Halving's fetches.
+func TestReadmeTableIsTheRecordedGrid(t *testing.T) {
+	const grid = "testdata/grid.jsonl"
+	var want bytes.Buffer
+	require.NoError(t, run([]string{"-table", grid}, &want))
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	const begin = "<!-- scheduler-table: go run ./examples/simulate -table examples/simulate/testdata/grid.jsonl -->\n"
+	const end = "<!-- /scheduler-table -->"
+	text := string(readme)
+	i := strings.Index(text, begin)
+	require.GreaterOrEqual(t, i, 0, "README.md lacks the scheduler-table block")
+	j := strings.Index(text[i:], end)
+	require.Positive(t, j, "README.md: the scheduler-table block is not closed")
+	require.Equal(t, want.String(), text[i+len(begin):i+j], "README.md's table differs from -table %s; paste the command's output", grid)
+
+	f, err := os.Open(grid)
+	require.NoError(t, err)
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	n := 0
+	for dec.More() {
+		var l line
+		require.NoError(t, dec.Decode(&l))
+		if l.Policy == "default" {
+			n++
+			require.LessOrEqual(t, l.FetchRate, 1.0, "mix %s at %s: the default spends at most Halving's fetches", l.Mix, l.Cadence)
+		}
+	}
+	require.Equal(t, 8, n, "mixes A and B at four cadences")
+}
+
+func TestGridAndTable(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"-grid", "-pages", "60", "-days", "8", "-warmup", "4", "-seeds", "1"}, &out))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 16, "halving and default for two mixes at four cadences")
+	var l line
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &l))
+	require.Equal(t, "default", l.Policy)
+	require.Equal(t, "A", l.Mix)
+	require.Equal(t, "1h0m0s", l.Cadence)
+	require.Positive(t, l.Freshness)
+	require.Positive(t, l.Fetches)
+
+	path := filepath.Join(t.TempDir(), "grid.jsonl")
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	var table bytes.Buffer
+	require.NoError(t, run([]string{"-table", path}, &table))
+	require.Contains(t, table.String(), "| A | 1 h |")
+	require.Contains(t, table.String(), "| B | 7 d |")
+	require.Contains(t, table.String(), "60 pages, 8 days measured after 4 days of warm-up, mean of 1 seeds.")
+	require.Error(t, run([]string{"-table", filepath.Join(t.TempDir(), "none.jsonl")}, &table))
+}
+
+func TestJSONLines(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"-json", "-policies", "default,uniform", "-pages", "80", "-days", "6", "-seeds", "1", "-cadence", "6h"}, &out))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	var policies []string
+	for _, s := range lines {
+		var l line
+		require.NoError(t, json.Unmarshal([]byte(s), &l))
+		policies = append(policies, l.Policy)
+		require.Equal(t, "6h0m0s", l.Cadence)
+	}
+	require.Equal(t, []string{"halving", "default", "uniform"}, policies)
+	require.ErrorContains(t, run([]string{"-policies", "nope"}, &out), "unknown policy")
 }

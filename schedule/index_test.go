@@ -1,0 +1,153 @@
+package schedule_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// simulateHalving runs DefaultHalving on a Poisson page of rate lam for
+// days, fetching at the first run at or after each due time, and returns
+// its fetch rate per day.
+func simulateHalving(lam float64, cadence time.Duration, days float64, seed uint64) float64 {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	h := schedule.DefaultHalving
+	iv := h.Start
+	var now, nextChange float64 // in days
+	nextChange = rng.ExpFloat64() / lam
+	fetches := 0
+	for now < days {
+		due := now + iv.Hours()/24
+		at := due
+		if cadence > 0 {
+			c := cadence.Hours() / 24
+			at = math.Ceil(due/c-1e-9) * c
+			at = math.Max(at, now+c)
+		}
+		changed := false
+		for nextChange <= at {
+			changed = true
+			nextChange += rng.ExpFloat64() / lam
+		}
+		now = at
+		fetches++
+		iv = h.Next(schedule.Page{Interval: iv}, schedule.Observation{Changed: changed})
+	}
+	return float64(fetches) / days
+}
+
+func TestHalvingRateMatchesItsSimulation(t *testing.T) {
+	for _, lam := range []float64{0.02, 0.3, 1, 6} {
+		for _, c := range []time.Duration{0, time.Hour, 24 * time.Hour, 7 * 24 * time.Hour} {
+			got := float64(schedule.DefaultHalving.Rate(schedule.Rate(lam), c, -1))
+			want := simulateHalving(lam, c, 40000, 1)
+			require.InEpsilon(t, want, got, 0.04, "λ %v a day, runs every %v", lam, c)
+		}
+	}
+}
+
+func TestHalvingFetchesOfAYoungPage(t *testing.T) {
+	h := schedule.DefaultHalving
+	static := schedule.Rate(1e-6)
+	// Fetched at 0 (not counted), then after 24 h, then 36 h later.
+	require.InDelta(t, 1, h.Fetches(static, 0, 0, 24*time.Hour), 1e-9)
+	require.InDelta(t, 0, h.Fetches(static, 0, 24*time.Hour, 59*time.Hour), 1e-9)
+	require.InDelta(t, 1, h.Fetches(static, 0, 59*time.Hour, 61*time.Hour), 1e-9)
+	require.Zero(t, h.Fetches(static, 0, 5*time.Hour, 5*time.Hour), "an empty window")
+	// Daily runs: the 36 h interval waits for the run at 48 h.
+	require.InDelta(t, 1, h.Fetches(static, 24*time.Hour, 47*time.Hour, 49*time.Hour+24*time.Hour), 1e-9)
+	// A settled page: the stationary rate over the window.
+	late := h.Fetches(static, 0, 5000*schedule.Day, 5300*schedule.Day)
+	require.InDelta(t, 10, late, 0.1, "about one fetch every 30 days (a rare change halves it)")
+}
+
+func TestBaselineFetchesSumsThePages(t *testing.T) {
+	h := schedule.DefaultHalving
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	pages := []schedule.PlanInput{
+		{ChangeRate: 0.5, LastFetched: now.Add(-time.Hour), Age: 10 * schedule.Day},
+		{ChangeRate: 2, Observed: 0.01, LastFetched: now.Add(-2 * time.Hour), Age: -1},
+		{ChangeRate: 1}, // never fetched: its first fetch is not the baseline's to count
+		{Fixed: 48},
+	}
+	prev := now.Add(-6 * time.Hour)
+	got := schedule.BaselineFetches(h, pages, 6*time.Hour, prev, now)
+	want := h.Fetches(0.5, 6*time.Hour, 10*schedule.Day+time.Hour-6*time.Hour, 10*schedule.Day+time.Hour) +
+		float64(h.Rate(0.01, 6*time.Hour, -1))*0.25 + 48*0.25
+	require.InDelta(t, want, got, 1e-9)
+}
+
+func TestCadence(t *testing.T) {
+	at := func(h ...int) []time.Time {
+		out := make([]time.Time, len(h))
+		for i, x := range h {
+			out[i] = t0.Add(time.Duration(x) * time.Hour)
+		}
+		return out
+	}
+	require.Zero(t, schedule.Cadence(nil))
+	require.Zero(t, schedule.Cadence(at(5)))
+	require.Equal(t, 6*time.Hour, schedule.Cadence(at(18, 0, 6, 12, 13)), "median gap, any order")
+	require.Equal(t, 24*time.Hour, schedule.Cadence(at(0, 24, 48, 200)))
+	require.Zero(t, schedule.Cadence(at(3, 3)), "no positive gap")
+}
+
+func TestIndexPlanRun(t *testing.T) {
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	var pages []schedule.PlanInput
+	for i := range 200 {
+		lam := schedule.Rate(0.01 * float64(i+1))
+		pages = append(pages, schedule.PlanInput{ChangeRate: lam, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
+	}
+	pages = append(pages,
+		schedule.PlanInput{ChangeRate: 1},                                           // never fetched
+		schedule.PlanInput{ChangeRate: 1, LastFetched: now.Add(-31 * schedule.Day)}, // past the floor
+	)
+	x := schedule.Index{Budget: 96}
+	plan := x.PlanRun(schedule.Run{Start: now, Previous: now.Add(-time.Hour), Cadence: time.Hour}, pages)
+	require.InDelta(t, 4+1, plan.Limit(), 1, "96 a day for an hour, plus the page past the floor")
+
+	never := schedule.Page{}
+	floor := schedule.Page{LastFetched: now.Add(-31 * schedule.Day), ChangeRate: 1}
+	young := schedule.Page{LastFetched: now.Add(-time.Hour), ChangeRate: 0.1}
+	old := schedule.Page{LastFetched: now.Add(-40 * time.Hour), ChangeRate: 0.1}
+	require.True(t, math.IsInf(plan.Priority(never), 1), "never fetched first")
+	require.Greater(t, plan.Priority(floor), plan.Priority(old), "past the floor next")
+	require.Greater(t, plan.Priority(old), plan.Priority(young), "the index grows with the time since the fetch")
+	require.InDelta(t, schedule.PriorityOf(0.1, 1, 40*time.Hour), plan.Priority(old), 1e-12)
+
+	// A page that changes far faster than the price allows waits for the
+	// floor; a slow one comes back before it.
+	fast := schedule.Page{LastFetched: now.Add(-time.Hour), Visits: 40, ChangeRate: 1400}
+	iv := plan.Next(fast, schedule.Observation{At: now, Changed: true})
+	require.Equal(t, schedule.DefaultMaxInterval, iv)
+	slow := schedule.Page{LastFetched: now.Add(-48 * time.Hour), ChangeRate: 0.3, Visits: 5}
+	iv = plan.Next(slow, schedule.Observation{At: now})
+	require.Greater(t, iv, time.Hour)
+	require.Less(t, iv, schedule.DefaultMaxInterval)
+	require.Equal(t, "index", plan.(interface{ Name() string }).Name())
+	require.Equal(t, schedule.DefaultMaxInterval, schedule.MaxIntervalOf(plan))
+
+	// Without a budget the run gets what Halving would fetch.
+	def := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, pages)
+	want := schedule.BaselineFetches(schedule.DefaultHalving, pages, 6*time.Hour, now.Add(-6*time.Hour), now)
+	require.InDelta(t, want+1, float64(def.Limit()), 1.01)
+}
+
+// Advance with a RunPlan is Observe plus the plan's Next.
+func TestAdvanceWithARunPlan(t *testing.T) {
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	plan := schedule.Index{Budget: 10}.PlanRun(schedule.Run{Start: now}, []schedule.PlanInput{{ChangeRate: 0.2, LastFetched: now.Add(-schedule.Day)}})
+	p := schedule.Page{LastFetched: now.Add(-schedule.Day), Visits: 3, Recent: []schedule.Check{{Elapsed: schedule.Day}}}
+	obs := schedule.Observation{At: now, Changed: true}
+	q := schedule.Advance(plan, p, obs)
+	require.Equal(t, plan.Next(p, obs), q.Interval)
+	require.Equal(t, schedule.Observe(p, obs).ChangeRate, q.ChangeRate)
+	var _ schedule.Planner = schedule.Index{}
+	var _ schedule.Planner = schedule.Optimal{}
+}
