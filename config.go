@@ -127,6 +127,14 @@ type Config struct {
 	// instead of by due time, so the budget is spent where it buys most;
 	// the rest stays due.
 	Budget int
+	// Weight gives a page's importance in the scheduler's freshness
+	// objective, by its normalized URL (nil: every page weighs 1; a value
+	// that is not a positive finite number also counts as 1). The default
+	// scheduler ranks pages by weight × the freshness a fetch buys, so a
+	// page of weight 2 is worth two of weight 1. It is called when a run
+	// is planned and when a page is rescheduled, and must be safe for
+	// concurrent use.
+	Weight func(url string) float64
 
 	// Normalize is the URL policy that gives pages their identity.
 	Normalize normalize.Policy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -493,7 +494,7 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 	var inputs []schedule.PlanInput
 	everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
 	err = e.eachDue(ctx, source, everything, func(row crawlstate.Row) bool {
-		inputs = append(inputs, planInput(row))
+		inputs = append(inputs, e.planInput(row))
 		return true
 	})
 	if err != nil {
@@ -508,12 +509,25 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 // planInput is a row as a Planner sees it: its cached estimate (or the
 // estimate of its statistics), weight and last fetch; a row never stored
 // counts as never fetched.
-func planInput(row crawlstate.Row) schedule.PlanInput {
-	in := schedule.Optimal{}.Input(pageOf(row))
+func (e *Engine) planInput(row crawlstate.Row) schedule.PlanInput {
+	in := schedule.Optimal{}.Input(e.weighted(pageOf(row), row.URL))
 	if row.ContentHash == "" {
 		in.LastFetched = time.Time{}
 	}
 	return in
+}
+
+// weighted returns p with the weight Config.Weight gives url (p as it is
+// without a Weight).
+func (e *Engine) weighted(p schedule.Page, url string) schedule.Page {
+	if e.cfg.Weight != nil {
+		w := e.cfg.Weight(url)
+		if !(w > 0) || math.IsInf(w, 0) {
+			w = 0 // the default weight
+		}
+		p.Weight = w
+	}
+	return p
 }
 
 // schedulerName names a scheduler in the report: its Name() string

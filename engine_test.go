@@ -521,3 +521,56 @@ func TestDefaultScheduler(t *testing.T) {
 		})
 	}
 }
+
+// Config.Weight moves the default scheduler's fetches to the pages that
+// weigh more, within the same spend.
+func TestWeightsMoveFetches(t *testing.T) {
+	drive := func(weight func(string) float64) (heavy, light int) {
+		clk := clock.NewAutoFake(start)
+		site := testsite.New(testsite.Options{Pages: 20, Clock: clk, NoLastMod: true})
+		t.Cleanup(site.Close)
+		st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Weight: weight, Limits: limits(func(*recrawl.Limits) {})})
+		src := discover.Sitemap{URL: site.SitemapURL()}
+		paths := site.Paths()
+		isHeavy := map[string]bool{}
+		for _, p := range paths[:5] {
+			isHeavy[p] = true
+		}
+		for run := range 160 { // 40 days at 6 h
+			if run%4 == 0 {
+				for _, p := range paths {
+					site.Edit(p) // every page changes daily
+				}
+			}
+			site.ResetLog()
+			_, err := eng.Run(context.Background(), src)
+			require.NoError(t, err)
+			if run >= 40 {
+				for _, r := range site.PageRequests() {
+					if isHeavy[r.Path] {
+						heavy++
+					} else {
+						light++
+					}
+				}
+			}
+			clk.Advance(6 * time.Hour)
+		}
+		return heavy, light
+	}
+	h0, l0 := drive(nil)
+	h1, l1 := drive(func(u string) float64 {
+		for _, n := range []string{"0001", "0002", "0003", "0004", "0005"} {
+			if strings.HasSuffix(u, n) {
+				return 50
+			}
+		}
+		return 1
+	})
+	t.Logf("unweighted: heavy %d, light %d; weighted: heavy %d, light %d", h0, l0, h1, l1)
+	require.Greater(t, h1, h0, "the heavy pages get more fetches")
+	require.Greater(t, float64(h1)/5, float64(l1)/15, "more per page than the light ones")
+}

@@ -20,6 +20,10 @@ type Class struct {
 	// Sigma, when positive, makes each page's rate log-normal: the rate is
 	// Rate·e^(Sigma·Z) with Z standard normal.
 	Sigma float64
+	// Weight is the importance of the class's pages (0: 1): the crawler
+	// is told it (schedule.Page.Weight) and Result.Freshness weighs each
+	// page's fresh time by it.
+	Weight float64
 	// Volatile pages carry markup that changes on every fetch (a build
 	// stamp, a request id) while their content stays the same: the
 	// fingerprint must see no change.

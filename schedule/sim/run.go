@@ -17,7 +17,8 @@ type Result struct {
 	// Budget is the fetch budget per day the policy had (0: none).
 	Budget schedule.Rate
 	// Freshness is the time-averaged fraction of live pages whose stored
-	// copy is current (a page not yet fetched has no current copy).
+	// copy is current (a page not yet fetched has no current copy), each
+	// page weighted by its class's Weight.
 	Freshness float64
 	// MeanAge and P95Age describe age over live pages and time: the time
 	// since the stored copy became stale, 0 while it is fresh.
@@ -108,7 +109,8 @@ type runner struct {
 	known  []Known
 	res    Result
 	// accumulators over the measured window
-	live, staleSum, ageSum float64 // hours, hours, hours²
+	live, staleSum, ageSum float64 // hours, weighted hours, hours²
+	wlive                  float64 // weighted hours
 	periods                []period
 	latSum, latN           float64
 	delLatSum              float64
@@ -249,7 +251,7 @@ func (r *runner) fetch(s *state, now time.Duration) {
 		return
 	}
 	if since := s.staleSince(); since <= now {
-		r.stale(t.class, since, now)
+		r.stale(t, since, now)
 	}
 	at := Epoch.Add(now)
 	obs := schedule.Observation{At: at, First: !s.fetched}
@@ -286,6 +288,7 @@ func (r *runner) fetch(s *state, now time.Duration) {
 			}
 		}
 	}
+	s.sched.Weight = t.weight
 	s.sched = r.pol.Advance(Known{s}, obs)
 	iv := s.sched.Interval
 	if iv <= 0 {
@@ -296,15 +299,16 @@ func (r *runner) fetch(s *state, now time.Duration) {
 	r.push(s)
 }
 
-// stale records the stale period [since, end) of a page of class, clipped
-// to the measured window.
-func (r *runner) stale(class int, since, end time.Duration) {
+// stale records the stale period [since, end) of page t, clipped to the
+// measured window.
+func (r *runner) stale(t *truth, since, end time.Duration) {
+	class := t.class
 	start := max(since, r.w.from)
 	if end <= start {
 		return
 	}
 	a0, l := hours(start-since), hours(end-since)
-	r.staleSum += l - a0
+	r.staleSum += t.weight * (l - a0)
 	r.classes[class].stale += l - a0
 	r.ageSum += (l*l - a0*a0) / 2
 	r.periods = append(r.periods, period{a0, l})
@@ -332,10 +336,11 @@ func (r *runner) finish() {
 		start := max(t.birth, from)
 		if end > start {
 			r.live += hours(end - start)
+			r.wlive += t.weight * hours(end-start)
 			r.classes[t.class].live += hours(end - start)
 		}
 		if since := s.staleSince(); since < end {
-			r.stale(t.class, max(since, t.birth), end)
+			r.stale(t, max(since, t.birth), end)
 		}
 		if t.death <= horizon && r.measured(t.death) && s.seen {
 			r.res.Deletions++
@@ -373,7 +378,7 @@ func (r *runner) finish() {
 		r.res.Classes = append(r.res.Classes, cr)
 	}
 	if r.live > 0 {
-		r.res.Freshness = 1 - r.staleSum/r.live
+		r.res.Freshness = 1 - r.staleSum/r.wlive
 		r.res.MeanAge = fromHours(r.ageSum / r.live)
 		r.res.P95Age = fromHours(quantileAge(r.periods, 0.05*r.live))
 	}

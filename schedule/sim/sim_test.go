@@ -195,3 +195,23 @@ func TestDefaultBeatsHalvingAtEveryCadence(t *testing.T) {
 		})
 	}
 }
+
+// A class's Weight moves the default's fetches to it, and Freshness
+// weighs by it.
+func TestWeightedMix(t *testing.T) {
+	mix := sim.Mix{Name: "W", Classes: []sim.Class{
+		{Name: "heavy", Share: 0.5, Rate: 0.5, Weight: 10},
+		{Name: "light", Share: 0.5, Rate: 0.5},
+	}}
+	cfg := sim.Config{Mix: mix, Pages: 300, Days: 30, Warmup: 30, Seed: 5, Cadence: 6 * time.Hour}
+	w, err := sim.NewWorld(cfg)
+	require.NoError(t, err)
+	ref := sim.Run(w, sim.Halving(), 0)
+	def := sim.Run(w, sim.Default(), sim.BudgetOf(cfg, ref.Fetches))
+	heavy, light := def.Classes[0], def.Classes[1]
+	require.Greater(t, heavy.Fetches, 1.5*light.Fetches, "the heavy class gets the fetches")
+	require.Greater(t, heavy.Freshness, light.Freshness)
+	weighted := (10*heavy.Share*heavy.Freshness + light.Share*light.Freshness) / (10*heavy.Share + light.Share)
+	require.InDelta(t, weighted, def.Freshness, 0.01, "freshness weighs the pages")
+	require.Greater(t, def.Freshness, ref.Freshness)
+}

@@ -94,6 +94,7 @@ const (
 type truth struct {
 	birth, death time.Duration // offsets from Epoch; death = never when >= horizon
 	rate         schedule.Rate // content change rate
+	weight       float64       // importance (1 unless the class says otherwise)
 	class        int
 	volatile     bool
 	lm           lmMode
@@ -135,7 +136,10 @@ func NewWorld(cfg Config) (*World, error) {
 			u -= cl.Share
 		}
 		cl := cfg.Mix.Classes[ci]
-		t := truth{birth: birth, death: never, class: ci, volatile: cl.Volatile, rate: cl.Rate}
+		t := truth{birth: birth, death: never, class: ci, volatile: cl.Volatile, rate: cl.Rate, weight: 1}
+		if cl.Weight > 0 && !math.IsInf(cl.Weight, 0) {
+			t.weight = cl.Weight
+		}
 		if cl.Sigma > 0 && cl.Rate > 0 {
 			t.rate = cl.Rate * schedule.Rate(math.Exp(cl.Sigma*rng.NormFloat64()))
 		}
