@@ -308,7 +308,7 @@ func (r *runner) stale(t *truth, since, end time.Duration) {
 		return
 	}
 	a0, l := hours(start-since), hours(end-since)
-	r.staleSum += t.weight * (l - a0)
+	r.staleSum += t.importance() * (l - a0)
 	r.classes[class].stale += l - a0
 	r.ageSum += (l*l - a0*a0) / 2
 	r.periods = append(r.periods, period{a0, l})
@@ -336,7 +336,7 @@ func (r *runner) finish() {
 		start := max(t.birth, from)
 		if end > start {
 			r.live += hours(end - start)
-			r.wlive += t.weight * hours(end-start)
+			r.wlive += t.importance() * hours(end-start)
 			r.classes[t.class].live += hours(end - start)
 		}
 		if since := s.staleSince(); since < end {

@@ -190,3 +190,11 @@ func (w *World) Config() Config { return w.cfg }
 
 // Pages returns the number of pages that ever exist in the world.
 func (w *World) Pages() int { return len(w.pages) }
+
+// importance is the page's weight, 1 when unset.
+func (t *truth) importance() float64 {
+	if t.weight > 0 {
+		return t.weight
+	}
+	return 1
+}
