@@ -14,21 +14,10 @@ import (
 // custom element), an <object> that embeds nothing (no data, type or
 // classid) and a <map> without name become their tag as text followed by
 // their children, so the text and everything after it stay in place.
-func restoreTextTags(doc *html.Node) {
-	body := find(doc, atom.Body)
-	if body == nil {
-		return
-	}
-	var accidents []*html.Node
-	walk(body, func(n *html.Node) bool {
-		if n.Type != html.ElementNode || n.Namespace != "" {
-			return true
-		}
-		if isTextTag(n) {
-			accidents = append(accidents, n)
-		}
-		return true
-	})
+//
+// accidents are the elements of the page's first <body> that isTextTag
+// reports, in document order (scanPage collects them).
+func restoreTextTags(accidents []*html.Node) {
 	for _, n := range accidents {
 		p := n.Parent
 		if p == nil {

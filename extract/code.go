@@ -3,6 +3,7 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -207,12 +208,26 @@ func unwrapLineNumberTable(pre *html.Node, langs map[*html.Node]string) {
 }
 
 func isGutter(n *html.Node) bool {
-	for _, t := range classTokens(n) {
-		if lineNumberClasses[strings.ToLower(t)] {
-			return true
+	if n.Type != html.ElementNode {
+		return false
+	}
+	class := attr(n, "class")
+	for i := 0; i < len(class); i++ {
+		if class[i] >= utf8.RuneSelf || class[i] == '\v' {
+			// strings.Fields splits at \v and Unicode spaces too.
+			for _, t := range strings.Fields(class) {
+				if lineNumberClasses[strings.ToLower(t)] {
+					return true
+				}
+			}
+			return false
 		}
 	}
-	return false
+	gutter := false
+	eachClass(class, func(t string) {
+		gutter = gutter || lineNumberClasses[strings.ToLower(t)]
+	})
+	return gutter
 }
 
 func onlyDigits(s string) bool {

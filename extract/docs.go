@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -39,7 +39,9 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle s
 		c.Parent.RemoveChild(c)
 	}
 	holder.AppendChild(c)
-	out, err := markdown.ConvertNode(holder, converter.WithDomain(base.String()))
+	// Every link is absolute by now and images are gone: the converter
+	// need not resolve anything against the page.
+	out, err := markdown.ConvertNode(holder)
 	if err != nil {
 		return "", fmt.Errorf("extract: converting to Markdown: %w", err)
 	}
@@ -213,12 +215,38 @@ func isHiddenInContent(n *html.Node) bool {
 	if hasAttr(n, "hidden") {
 		return true
 	}
-	style := attr(n, "style")
-	if style == "" {
-		return false
+	return styleHides(attr(n, "style"))
+}
+
+// styleHides reports whether an inline style, lower-cased and without
+// white space, contains "display:none"; it allocates nothing.
+func styleHides(style string) bool {
+	const want = "display:none"
+	// No prefix of want recurs inside it, so a mismatch restarts the match.
+	j := 0
+	for _, r := range style {
+		switch {
+		case r == ' ' || r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r':
+			continue
+		case 'A' <= r && r <= 'Z':
+			r += 'a' - 'A'
+		case r >= 0x80:
+			if unicode.IsSpace(r) {
+				continue
+			}
+			r = unicode.ToLower(r)
+		}
+		if r != rune(want[j]) {
+			j = 0
+			if r != rune(want[0]) {
+				continue
+			}
+		}
+		if j++; j == len(want) {
+			return true
+		}
 	}
-	style = strings.ToLower(strings.Join(strings.Fields(style), ""))
-	return strings.Contains(style, "display:none")
+	return false
 }
 
 // unwrapHeadingLinks replaces in-page links wrapping heading text (mdBook,

@@ -100,11 +100,6 @@ func collapseSpace(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// classTokens returns n's class attribute split into tokens.
-func classTokens(n *html.Node) []string {
-	return strings.Fields(attr(n, "class"))
-}
-
 // hasAncestor reports whether one of n's ancestors satisfies pred.
 func hasAncestor(n *html.Node, pred func(*html.Node) bool) bool {
 	for p := n.Parent; p != nil; p = p.Parent {

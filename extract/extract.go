@@ -133,17 +133,18 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 		return Document{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 
-	base := baseURL(doc, page)
+	scan := scanPage(doc)
+	base := scan.baseURL(page)
 	out := Document{
-		Title:       title(doc),
-		Canonical:   canonical(doc, base),
-		Links:       links(doc, base),
-		Lang:        lang(doc),
-		Description: description(doc),
+		Title:       scan.pageTitle(),
+		Canonical:   scan.canonicalURL(base),
+		Links:       scan.links(base),
+		Lang:        scan.lang(),
+		Description: scan.description(),
 	}
-	restoreTextTags(doc)
+	restoreTextTags(scan.accidents)
 	var md string
-	if sel, ok := chooseContainer(doc, opts.Rules); ok && holdsWords(sel.container) {
+	if sel, ok := chooseContainer(doc, opts.Rules, scan.generator); ok && holdsWords(sel.container) {
 		// A documentation page: its generator's container is the content,
 		// however short, and static API pages are never script shells.
 		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title))

@@ -8,31 +8,97 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
+// pageScan is what one walk of the parsed page finds: the elements the
+// metadata, the links, the generator rules and restoreTextTags read.
+type pageScan struct {
+	base      *html.Node // the first <base href>
+	title     *html.Node // the first <title>
+	h1        *html.Node // the first <h1>
+	root      *html.Node // the first <html>
+	canonical *html.Node // the first <link rel=canonical href>
+	metas     []*html.Node
+	anchors   []*html.Node // every <a href>, in document order
+	// accidents are the elements of the first <body> that restoreTextTags
+	// turns back into text, in document order.
+	accidents []*html.Node
+	// generator is the lower-cased content of every <meta name=generator>
+	// outside <body>, one a line.
+	generator string
+}
+
+// scanPage walks doc once.
+func scanPage(doc *html.Node) *pageScan {
+	s := &pageScan{}
+	var gen strings.Builder
+	var body *html.Node
+	var visit func(n *html.Node, inBody, inFirstBody bool)
+	visit = func(n *html.Node, inBody, inFirstBody bool) {
+		if n.Type == html.ElementNode && n.Namespace == "" {
+			switch n.DataAtom {
+			case atom.Base:
+				if s.base == nil && hasAttr(n, "href") {
+					s.base = n
+				}
+			case atom.Title:
+				if s.title == nil {
+					s.title = n
+				}
+			case atom.H1:
+				if s.h1 == nil {
+					s.h1 = n
+				}
+			case atom.Html:
+				if s.root == nil {
+					s.root = n
+				}
+			case atom.Link:
+				if s.canonical == nil && relHas(attr(n, "rel"), "canonical") && hasAttr(n, "href") {
+					s.canonical = n
+				}
+			case atom.Meta:
+				s.metas = append(s.metas, n)
+				if !inBody && strings.EqualFold(attr(n, "name"), "generator") {
+					gen.WriteString(strings.ToLower(attr(n, "content")))
+					gen.WriteByte('\n')
+				}
+			case atom.A:
+				if hasAttr(n, "href") {
+					s.anchors = append(s.anchors, n)
+				}
+			case atom.Body:
+				inBody = true
+				if body == nil {
+					body, inFirstBody = n, true
+				}
+			}
+			if inFirstBody && isTextTag(n) {
+				s.accidents = append(s.accidents, n)
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, inBody, inFirstBody)
+		}
+	}
+	visit(doc, false, false)
+	s.generator = gen.String()
+	return s
+}
+
 // baseURL is the document's base URL: the first <base href>, resolved
 // against the page URL, when it is an absolute http(s) URL; otherwise the
 // page URL.
 func baseURL(doc *html.Node, page *url.URL) *url.URL {
-	var base *url.URL
-	walk(doc, func(n *html.Node) bool {
-		if base != nil {
-			return false
+	return scanPage(doc).baseURL(page)
+}
+
+func (s *pageScan) baseURL(page *url.URL) *url.URL {
+	// Only the first <base href> counts, usable or not.
+	if s.base != nil {
+		if u, ok := resolveRef(page, attr(s.base, "href")); ok && isHTTP(u) {
+			return u
 		}
-		if isElement(n, atom.Base) && hasAttr(n, "href") {
-			if u, ok := resolveRef(page, attr(n, "href")); ok && isHTTP(u) {
-				base = u
-			}
-			// Only the first <base href> counts, usable or not.
-			if base == nil {
-				base = page
-			}
-			return false
-		}
-		return true
-	})
-	if base == nil {
-		return page
 	}
-	return base
+	return page
 }
 
 // resolve resolves a link target against base and returns it as an
@@ -68,37 +134,31 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 
 // links lists every <a href> target of the page, resolved, http(s) only,
 // deduplicated in document order.
-func links(doc *html.Node, base *url.URL) []string {
+func (s *pageScan) links(base *url.URL) []string {
 	var out []string
-	seen := map[string]bool{}
-	walk(doc, func(n *html.Node) bool {
-		if isElement(n, atom.A) && hasAttr(n, "href") {
-			if u, ok := resolve(base, attr(n, "href")); ok && !seen[u] {
-				seen[u] = true
-				out = append(out, u)
-			}
+	seen := make(map[string]bool, len(s.anchors))
+	tried := make(map[string]bool, len(s.anchors))
+	for _, n := range s.anchors {
+		href := attr(n, "href")
+		if tried[href] {
+			continue // resolved before, to the same result
 		}
-		return true
-	})
+		tried[href] = true
+		if u, ok := resolve(base, href); ok && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
 	return out
 }
 
 // canonical returns the first <link rel="canonical" href> resolved like a
 // link; "" when absent or not an http(s) URL.
-func canonical(doc *html.Node, base *url.URL) string {
-	var out string
-	var found bool
-	walk(doc, func(n *html.Node) bool {
-		if found {
-			return false
-		}
-		if isElement(n, atom.Link) && relHas(attr(n, "rel"), "canonical") && hasAttr(n, "href") {
-			found = true
-			out, _ = resolve(base, attr(n, "href"))
-			return false
-		}
-		return true
-	})
+func (s *pageScan) canonicalURL(base *url.URL) string {
+	if s.canonical == nil {
+		return ""
+	}
+	out, _ := resolve(base, attr(s.canonical, "href"))
 	return out
 }
 
@@ -112,52 +172,48 @@ func relHas(rel, token string) bool {
 }
 
 // title returns <title>, else og:title, else the first <h1>.
-func title(doc *html.Node) string {
-	if t := find(doc, atom.Title); t != nil {
-		if s := collapseSpace(textContent(t)); s != "" {
-			return s
+func (s *pageScan) pageTitle() string {
+	if s.title != nil {
+		if t := collapseSpace(textContent(s.title)); t != "" {
+			return t
 		}
 	}
-	if s := metaContent(doc, "og:title"); s != "" {
-		return s
+	if t := s.metaContent("og:title"); t != "" {
+		return t
 	}
-	if h := find(doc, atom.H1); h != nil {
-		return collapseSpace(textContent(h))
+	if s.h1 != nil {
+		return collapseSpace(textContent(s.h1))
 	}
 	return ""
 }
 
 // description returns the meta description, else og:description.
-func description(doc *html.Node) string {
-	if s := metaContent(doc, "description"); s != "" {
-		return s
+func (s *pageScan) description() string {
+	if d := s.metaContent("description"); d != "" {
+		return d
 	}
-	return metaContent(doc, "og:description")
+	return s.metaContent("og:description")
 }
 
 // metaContent returns the collapsed content of the first <meta> whose name
 // or property attribute equals key (case-insensitive) and whose content is
 // not empty.
-func metaContent(doc *html.Node, key string) string {
-	var out string
-	walk(doc, func(n *html.Node) bool {
-		if out != "" {
-			return false
+func (s *pageScan) metaContent(key string) string {
+	for _, n := range s.metas {
+		if strings.EqualFold(strings.TrimSpace(attr(n, "name")), key) ||
+			strings.EqualFold(strings.TrimSpace(attr(n, "property")), key) {
+			if out := collapseSpace(attr(n, "content")); out != "" {
+				return out
+			}
 		}
-		if isElement(n, atom.Meta) &&
-			(strings.EqualFold(strings.TrimSpace(attr(n, "name")), key) ||
-				strings.EqualFold(strings.TrimSpace(attr(n, "property")), key)) {
-			out = collapseSpace(attr(n, "content"))
-		}
-		return true
-	})
-	return out
+	}
+	return ""
 }
 
 // lang returns the <html lang> attribute.
-func lang(doc *html.Node) string {
-	if h := find(doc, atom.Html); h != nil {
-		return strings.TrimSpace(attr(h, "lang"))
+func (s *pageScan) lang() string {
+	if s.root != nil {
+		return strings.TrimSpace(attr(s.root, "lang"))
 	}
 	return ""
 }

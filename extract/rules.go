@@ -7,7 +7,6 @@ import (
 
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 )
 
 // Rule says how to recognise the pages of one documentation generator (or
@@ -262,22 +261,6 @@ func first(root *html.Node, sels []string) *html.Node {
 	return nil
 }
 
-// generatorOf is the lower-cased content of every <meta name="generator">.
-func generatorOf(doc *html.Node) string {
-	var b strings.Builder
-	walk(doc, func(n *html.Node) bool {
-		if isElement(n, atom.Body) {
-			return false
-		}
-		if isElement(n, atom.Meta) && strings.EqualFold(attr(n, "name"), "generator") {
-			b.WriteString(strings.ToLower(attr(n, "content")))
-			b.WriteByte('\n')
-		}
-		return true
-	})
-	return b.String()
-}
-
 // recognisesGenerator reports whether rule r names the page's generator.
 func (r *Rule) recognisesGenerator(generator string) bool {
 	for _, g := range r.Generators {
@@ -369,9 +352,9 @@ type selection struct {
 }
 
 // chooseContainer applies rules, then BuiltinRules, then the fallback
-// containers; ok is false when the page is left to readability.
-func chooseContainer(doc *html.Node, rules []Rule) (selection, bool) {
-	generator := generatorOf(doc)
+// containers; ok is false when the page is left to readability. generator
+// is the page's <meta name=generator> content as pageScan has it.
+func chooseContainer(doc *html.Node, rules []Rule, generator string) (selection, bool) {
 	own, builtin := recognised(doc, rules, generator)
 	var known *Rule
 	for k, set := range [][]Rule{rules, BuiltinRules} {

@@ -119,7 +119,7 @@ func TestBuiltinRules(t *testing.T) {
 			}
 			doc, err := html.Parse(bytes.NewReader(body))
 			require.NoError(t, err)
-			sel, ok := chooseContainer(doc, nil)
+			sel, ok := chooseContainer(doc, nil, scanPage(doc).generator)
 			require.True(t, ok, "no container chosen")
 			require.NotNil(t, sel.rule)
 			require.Equal(t, tc.rule, sel.rule.Name)
@@ -270,4 +270,19 @@ func TestSelectorKey(t *testing.T) {
 		return true
 	})
 	require.ElementsMatch(t, []int{0, 1, 4, 2, 3}, hits)
+}
+
+// TestStyleHides pins the allocation-free check against the definition it
+// replaces: lower-cased, white space removed, contains "display:none".
+func TestStyleHides(t *testing.T) {
+	for _, style := range []string{
+		"", "display:none", "DISPLAY: NONE", "color:red; display :\tnone !important",
+		"display:block", "display:non", "ddisplay:none", "display:nonE", "dis play:no ne",
+		"display:\u00a0none", "displaydisplay:none", "display:inline-block;visibility:hidden",
+		"d\u0130splay:none", "display:n\u212aone",
+	} {
+		want := strings.Contains(strings.ToLower(strings.Join(strings.Fields(style), "")), "display:none")
+		require.Equal(t, want, styleHides(style), "%q", style)
+	}
+	require.Zero(t, testing.AllocsPerRun(10, func() { styleHides("color: red; Display: None") }))
 }
