@@ -79,7 +79,18 @@ var markdown = parser.NewParser(
 )
 
 // Parse parses an llms.txt document. data is not modified or retained.
+//
+// A document larger than chunkThreshold is parsed in pieces cut where a
+// top-level block starts (see chunkBounds), each piece's syntax tree
+// dropped once its links are read, so memory stays within a small
+// multiple of the document's size. Reference definitions are collected
+// from the whole document first, so a reference resolves across pieces.
 func (p Parser) Parse(data []byte) (*File, error) {
+	return p.parse(data, chunkThreshold, chunkSize)
+}
+
+// parse is Parse with the chunking parameters as arguments, for tests.
+func (p Parser) parse(data []byte, threshold, size int) (*File, error) {
 	limit := p.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
@@ -95,81 +106,139 @@ func (p Parser) Parse(data []byte) (*File, error) {
 	if err := g.checkLines(src); err != nil {
 		return nil, err
 	}
-	pc := parser.NewContext()
-	pc.Set(paragraphGuardKey, g)
-	doc := markdown.Parse(text.NewReader(src), parser.WithContext(pc))
-	if g.err != nil {
-		return nil, g.err
-	}
-	return build(doc, src)
-}
-
-// build turns the document AST into a File.
-func build(doc ast.Node, src []byte) (*File, error) {
 	if start, ok := htmlPageStart(src); ok {
 		return nil, &FormatError{Err: ErrHTML, Detail: "the body is an HTML page (it starts with " + start + "); fetch the Markdown llms.txt instead of a page that renders it"}
 	}
-	first := doc.FirstChild()
-	var title *ast.Heading
-	for n := first; n != nil; n = n.NextSibling() {
-		if h, ok := n.(*ast.Heading); ok && h.Level == 1 {
-			title = h
-			break
+	bounds := []int{0, len(src)}
+	var refs map[string]parser.Reference
+	if len(src) > threshold {
+		var candidates [][]byte
+		bounds, candidates = chunkBounds(src, size)
+		refs = references(candidates)
+	}
+	b := &builder{src: src}
+	for i := 0; i+1 < len(bounds); i++ {
+		lo, hi := bounds[i], bounds[i+1]
+		var pc parser.Context = parser.NewContext()
+		pc.Set(paragraphGuardKey, g)
+		if refs != nil {
+			pc = sharedRefs{Context: pc, refs: refs}
+		}
+		piece := src[lo:hi]
+		doc := markdown.Parse(text.NewReader(piece), parser.WithContext(pc))
+		if g.err != nil {
+			return nil, g.err
+		}
+		if err := b.blocks(doc, piece, lo); err != nil {
+			return nil, err
 		}
 	}
-	if title == nil {
-		if _, ok := first.(*ast.HTMLBlock); ok {
-			return nil, &FormatError{Err: ErrHTML, Detail: "no '# Title' line, and the body starts with HTML (" + quoteStart(src) + "), so the server probably returned an HTML page"}
+	return b.finish()
+}
+
+// builder turns the top-level blocks of a document, met in order, into a
+// File.
+type builder struct {
+	src   []byte // the whole document
+	f     File
+	state int
+	first ast.Node // the document's first block
+	seen  bool     // a block was met
+	// detailsStart is the offset in src of the first block of the
+	// details, -1 when there is none yet.
+	detailsStart int
+}
+
+// The builder's states.
+const (
+	beforeTitle = iota
+	afterTitle  // the next block may be the summary
+	inDetails
+	inSections
+)
+
+// blocks reads the top-level blocks of doc, the syntax tree of
+// src[offset:offset+len(piece)].
+func (b *builder) blocks(doc ast.Node, piece []byte, offset int) error {
+	e := &extractor{src: piece}
+	pos := func(n ast.Node) int {
+		if p := n.Pos(); p >= 0 {
+			return offset + p
 		}
-		if first == nil {
-			return nil, &FormatError{Err: ErrNoTitle, Detail: "the document is empty; an llms.txt file starts with '# <site name>'"}
+		return offset
+	}
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		switch b.state {
+		case beforeTitle:
+			if !b.seen {
+				b.first, b.seen = n, true
+			}
+			if h, ok := n.(*ast.Heading); ok && h.Level == 1 {
+				b.f.Title = e.plain(h)
+				if b.f.Title == "" {
+					return &FormatError{Err: ErrNoTitle, Detail: "the H1 heading is empty; write the site's name after '# '"}
+				}
+				b.f.Links = e.links(h, b.f.Links)
+				b.state, b.detailsStart = afterTitle, -1
+				continue
+			}
+			b.f.Links = e.links(n, b.f.Links)
+			continue
+		case afterTitle:
+			b.state = inDetails
+			if bq, ok := n.(*ast.Blockquote); ok {
+				b.f.Summary = e.paragraphs(bq)
+				b.f.Links = e.links(bq, b.f.Links)
+				continue
+			}
 		}
-		return nil, &FormatError{Err: ErrNoTitle, Detail: "no top-level '# Title' heading; an llms.txt file starts with an H1 naming the site"}
-	}
-
-	e := &extractor{src: src}
-	f := &File{Title: e.plain(title)}
-	if f.Title == "" {
-		return nil, &FormatError{Err: ErrNoTitle, Detail: "the H1 heading is empty; write the site's name after '# '"}
-	}
-
-	// Everything up to and including the title: only links matter.
-	for n := first; n != title; n = n.NextSibling() {
-		f.Links = e.links(n, f.Links)
-	}
-	f.Links = e.links(title, f.Links)
-
-	n := title.NextSibling()
-	if bq, ok := n.(*ast.Blockquote); ok {
-		f.Summary = e.paragraphs(bq)
-		f.Links = e.links(bq, f.Links)
-		n = n.NextSibling()
-	}
-
-	detailsStart := n
-	for ; n != nil && !isSectionHeading(n); n = n.NextSibling() {
-		f.Links = e.links(n, f.Links)
-	}
-	if detailsStart != nil && detailsStart != n {
-		end := len(src)
-		if n != nil {
-			end = lineStart(src, n.Pos())
+		if b.state == inDetails {
+			if !isSectionHeading(n) {
+				if b.detailsStart < 0 {
+					b.detailsStart = lineStart(b.src, pos(n))
+				}
+				b.f.Links = e.links(n, b.f.Links)
+				continue
+			}
+			b.endDetails(lineStart(b.src, pos(n)))
+			b.state = inSections
 		}
-		f.Details = trimBlankLines(string(src[lineStart(src, detailsStart.Pos()):end]))
-	}
-
-	for ; n != nil; n = n.NextSibling() {
 		if isSectionHeading(n) {
 			name := e.plain(n)
-			f.Sections = append(f.Sections, Section{
+			b.f.Sections = append(b.f.Sections, Section{
 				Name:     name,
 				Optional: strings.EqualFold(name, "optional"),
 			})
 		}
-		s := &f.Sections[len(f.Sections)-1]
+		s := &b.f.Sections[len(b.f.Sections)-1]
 		s.Links = e.links(n, s.Links)
 	}
-	return f, nil
+	return nil
+}
+
+// endDetails records the details, which end at offset end of src.
+func (b *builder) endDetails(end int) {
+	if b.detailsStart >= 0 && b.detailsStart < end {
+		b.f.Details = trimBlankLines(string(b.src[b.detailsStart:end]))
+	}
+	b.detailsStart = -1
+}
+
+// finish returns the File, or the error of a document without a title.
+func (b *builder) finish() (*File, error) {
+	switch b.state {
+	case beforeTitle:
+		if _, ok := b.first.(*ast.HTMLBlock); ok {
+			return nil, &FormatError{Err: ErrHTML, Detail: "no '# Title' line, and the body starts with HTML (" + quoteStart(b.src) + "), so the server probably returned an HTML page"}
+		}
+		if !b.seen {
+			return nil, &FormatError{Err: ErrNoTitle, Detail: "the document is empty; an llms.txt file starts with '# <site name>'"}
+		}
+		return nil, &FormatError{Err: ErrNoTitle, Detail: "no top-level '# Title' heading; an llms.txt file starts with an H1 naming the site"}
+	case inDetails:
+		b.endDetails(len(b.src))
+	}
+	return &b.f, nil
 }
 
 // isSectionHeading reports whether a top-level block after the title starts
