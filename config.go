@@ -275,6 +275,13 @@ func (c *Config) validate() error {
 		if err := c.Limits.validate(); err != nil {
 			ce.add("Limits", "%v", err)
 		}
+		if c.Limits.BlockPrivate && c.HTTPClient != nil && c.HTTPClient.Transport != nil {
+			if _, ok := c.HTTPClient.Transport.(*http.Transport); !ok {
+				ce.add("Limits", "BlockPrivate needs HTTPClient's transport to be an *http.Transport, whose dialer it guards; got %T", c.HTTPClient.Transport)
+			} else if _, err := (&fetch.Guard{}).Transport(c.HTTPClient.Transport.(*http.Transport)); err != nil {
+				ce.add("Limits", "BlockPrivate: %v", err)
+			}
+		}
 	}
 	if strings.ContainsAny(c.UserAgent, "\r\n") {
 		ce.add("UserAgent", "must be one line")

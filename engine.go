@@ -75,8 +75,17 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, limits: *cfg.Limits}
 	base := cfg.HTTPClient
+	rt := transportOf(base, e.limits.hostConcurrency())
+	if e.limits.BlockPrivate {
+		ht, _ := rt.(*http.Transport) // validate checked it
+		guarded, err := (&fetch.Guard{}).Transport(ht)
+		if err != nil {
+			return nil, &ConfigError{Problems: []ConfigProblem{{Field: "Limits", Reason: "BlockPrivate: " + err.Error()}}}
+		}
+		rt = guarded
+	}
 	e.polite = &fetch.Polite{
-		Base:          transportOf(base, e.limits.hostConcurrency()),
+		Base:          rt,
 		UserAgent:     cfg.UserAgent,
 		IgnoreRobots:  !e.limits.RespectRobots,
 		Delay:         e.limits.RequestDelay,

@@ -60,6 +60,19 @@ type Limits struct {
 	// requests to the host, and a Crawl-delay still raises it. 0 means 1.
 	// WEB_HOST_CONCURRENCY, default 1.
 	HostConcurrency int
+	// BlockPrivate refuses connections to loopback, private (RFC 1918),
+	// link-local, unique-local (fc00::/7), CGNAT (100.64.0.0/10),
+	// cloud-metadata and other non-public addresses, checked at dial time
+	// after DNS resolution, for every request the engine's client sends
+	// (robots.txt, discovery documents, crawled pages, pages, every
+	// redirect): a refused request fails with a *fetch.PrivateAddressError
+	// naming the address, and nothing is sent. Set it for a service that
+	// accepts entry URLs from untrusted users. It needs HTTPClient's
+	// transport to be an *http.Transport (or none), whose proxy is then not
+	// used. A Config.Fetcher of your own is not guarded unless it sends
+	// through Engine.Client; a Config.Remote back end fetches from its own
+	// servers. WEB_BLOCK_PRIVATE, default 0.
+	BlockPrivate bool
 }
 
 // The environment variables LimitsFromEnv reads.
@@ -75,6 +88,7 @@ const (
 	EnvMaxDocumentBytes   = "WEB_MAX_DOCUMENT_BYTES"
 	EnvMaxSitemapChildren = "WEB_MAX_SITEMAP_CHILDREN"
 	EnvMaxSitemaps        = "WEB_MAX_SITEMAPS"
+	EnvBlockPrivate       = "WEB_BLOCK_PRIVATE"
 )
 
 // Skip reasons of the sitemap caps, counted in Report.Skipped for each
@@ -138,6 +152,16 @@ func LimitsFromLookup(lookup func(string) (string, bool)) (Limits, error) {
 	num(EnvMaxDocumentBytes, func(n int64) { l.MaxDocumentBytes = n })
 	num(EnvMaxSitemapChildren, func(n int64) { l.MaxSitemapChildren = int(min(n, 1<<31-1)) })
 	num(EnvMaxSitemaps, func(n int64) { l.MaxSitemaps = int(min(n, 1<<31-1)) })
+	if v, ok := lookup(EnvBlockPrivate); ok && strings.TrimSpace(v) != "" {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes", "on":
+			l.BlockPrivate = true
+		case "0", "false", "no", "off":
+			l.BlockPrivate = false
+		default:
+			errs = append(errs, fmt.Errorf("%s=%q: must be 1 or 0", EnvBlockPrivate, v))
+		}
+	}
 	if v, ok := lookup(EnvRespectRobots); ok && strings.TrimSpace(v) != "" {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "1", "true", "yes", "on":

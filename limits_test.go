@@ -30,11 +30,11 @@ func TestLimitsFromLookup(t *testing.T) {
 			"WEB_MAX_PAGES": "10", "WEB_MAX_DEPTH": "2", "WEB_REQUEST_DELAY_MS": "100",
 			"WEB_REQUEST_TIMEOUT_MS": "5000", "WEB_MAX_BYTES": "1024", "WEB_RESPECT_ROBOTS": "0",
 			"WEB_HOST_CONCURRENCY": "8", "WEB_MAX_DOCUMENT_BYTES": "2048", "WEB_MAX_SITEMAP_CHILDREN": "7",
-			"WEB_MAX_SITEMAPS": "70",
+			"WEB_MAX_SITEMAPS": "70", "WEB_BLOCK_PRIVATE": "1",
 		}, func(l *recrawl.Limits) {
 			*l = recrawl.Limits{MaxPages: 10, MaxDepth: 2, RequestDelay: 100 * time.Millisecond,
 				RequestTimeout: 5 * time.Second, MaxBytes: 1024, RespectRobots: false, HostConcurrency: 8,
-				MaxDocumentBytes: 2048, MaxSitemapChildren: 7, MaxSitemaps: 70}
+				MaxDocumentBytes: 2048, MaxSitemapChildren: 7, MaxSitemaps: 70, BlockPrivate: true}
 		}, nil},
 		{"zero sitemap caps mean none", map[string]string{"WEB_MAX_SITEMAP_CHILDREN": "0", "WEB_MAX_SITEMAPS": "0"},
 			func(l *recrawl.Limits) { l.MaxSitemapChildren, l.MaxSitemaps = 0, 0 }, nil},
@@ -48,6 +48,7 @@ func TestLimitsFromLookup(t *testing.T) {
 		{"zero bytes", map[string]string{"WEB_MAX_BYTES": "0"}, nil, []string{"WEB_MAX_BYTES: must be positive"}},
 		{"negative concurrency", map[string]string{"WEB_HOST_CONCURRENCY": "-1"}, nil, []string{`WEB_HOST_CONCURRENCY="-1": must not be negative`}},
 		{"bad switch", map[string]string{"WEB_RESPECT_ROBOTS": "maybe"}, nil, []string{`WEB_RESPECT_ROBOTS="maybe": must be 1 or 0`}},
+		{"bad guard switch", map[string]string{"WEB_BLOCK_PRIVATE": "sometimes"}, nil, []string{`WEB_BLOCK_PRIVATE="sometimes": must be 1 or 0`}},
 		{"every error at once", map[string]string{"WEB_MAX_DEPTH": "x", "WEB_MAX_BYTES": "-1"}, nil,
 			[]string{"WEB_MAX_DEPTH", "WEB_MAX_BYTES"}},
 	}
@@ -86,7 +87,7 @@ func TestEnvExampleMatchesDefaults(t *testing.T) {
 		require.True(t, ok, line)
 		env[k] = v
 	}
-	require.Len(t, env, 10, "the five caps, the robots switch, the host concurrency, the document size cap and the two sitemap caps")
+	require.Len(t, env, 11, "the five caps, the robots switch, the host concurrency, the document size cap, the two sitemap caps and the private-address guard")
 	got, err := recrawl.LimitsFromLookup(lookup(env))
 	require.NoError(t, err)
 	require.Equal(t, recrawl.DefaultLimits(), got)

@@ -13,6 +13,11 @@
 // sitemap's or llms.txt's other entries are skipped (out_of_scope), a crawl
 // follows no link outside it.
 //
+// Connections to loopback, private, link-local and cloud-metadata
+// addresses are refused (Limits.BlockPrivate, whatever WEB_BLOCK_PRIVATE
+// says), since the entry URL may come from anyone; -allow-private lets
+// them through, and -demo implies it.
+//
 // Limits come from the WEB_* environment variables (see .env.example). On a
 // terminal a progress line is drawn on stderr; -json prints the run's
 // Report as one JSON object on stdout instead of the summary.
@@ -96,6 +101,7 @@ type options struct {
 	entry, db, out, format string
 	only                   string
 	json, demo, verbose    bool
+	allowPrivate           bool
 	demoAddr               string
 }
 
@@ -112,6 +118,7 @@ func parseArgs(args []string, stderr io.Writer) (options, discover.Format, error
 	fs.BoolVar(&o.demo, "demo", false, "serve a fake documentation site on loopback and use its sitemap as the entry (offline)")
 	fs.StringVar(&o.demoAddr, "demo-addr", "127.0.0.1:8931", "listen `address` of the -demo site (a fixed port keeps its URLs across runs)")
 	fs.BoolVar(&o.verbose, "v", false, "log the engine's diagnostics on stderr")
+	fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (refused by default: the entry URL may come from anyone); -demo implies it")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: docsindex (-entry URL | -demo) -db FILE -out DIR [-format sitemap|llms.txt|page] [-only PREFIX] [-json]")
 		fs.PrintDefaults()
@@ -157,6 +164,10 @@ func run(ctx context.Context, e env) error {
 	if err != nil {
 		return err // names the variable
 	}
+	// The entry URL may come from anyone: refuse private destinations
+	// (loopback, RFC 1918, link-local, metadata...) unless told otherwise.
+	// The -demo site is on loopback.
+	limits.BlockPrivate = !o.allowPrivate && !o.demo
 	clk := e.clock
 	if clk == nil {
 		clk = clock.Real()

@@ -48,7 +48,7 @@ func newHarness(t *testing.T, opts testsite.Options) *harness {
 func (h *harness) run(args ...string) (string, string, error) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), env{
-		args:   append(args, "-db", h.db, "-out", h.out),
+		args:   append(args, "-db", h.db, "-out", h.out, "-allow-private"),
 		stdout: &stdout, stderr: &stderr,
 		lookup:   func(k string) (string, bool) { v, ok := h.lookup[k]; return v, ok },
 		terminal: h.terminal,
