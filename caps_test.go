@@ -186,5 +186,6 @@ func TestLargeLLMsTxtStaysWithinASmallMultipleOfItsSize(t *testing.T) {
 	t.Logf("llms.txt of %d links (%.1f MiB): peak heap %.1f MiB, %.1f× its size", n, float64(bytes)/(1<<20), float64(peak)/(1<<20), float64(peak)/float64(bytes))
 	require.NoError(t, err)
 	require.Equal(t, n, rep.Discovered)
-	require.Less(t, peak, uint64(12*bytes))
+	// A whole parse cost 38 times the file (355 MiB for these 9.3 MiB).
+	require.Less(t, peak, uint64(20*bytes))
 }

@@ -32,6 +32,11 @@ func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
 		fenceLen int
 		html     []byte // the end marker of an HTML block of kinds 1-5
 		htmlOpen bool   // in an HTML block that ends at a blank line
+		// canDefine: the line may start a reference definition, which
+		// cannot interrupt a paragraph (or continue one lazily): it
+		// follows the start, a blank line, a heading, the end of a code
+		// or HTML block, or another definition.
+		canDefine = true
 	)
 	for start := 0; start < len(src); {
 		end := bytes.IndexByte(src[start:], '\n')
@@ -50,15 +55,17 @@ func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
 		}
 		rest := line[indent:]
 		blank := len(bytes.TrimSpace(line)) == 0
+		mayDefine := canDefine
+		canDefine = blank
 		switch {
 		case fence != 0:
 			if indent < 4 && closesFence(rest, fence, fenceLen) {
-				fence = 0
+				fence, canDefine = 0, true
 			}
 			continue
 		case html != nil:
 			if bytes.Contains(bytes.ToLower(line), html) {
-				html = nil
+				html, canDefine = nil, true
 			}
 			continue
 		case htmlOpen:
@@ -74,19 +81,25 @@ func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
 				if m := htmlEnd(rest); m != nil {
 					if !bytes.Contains(bytes.ToLower(rest[1:]), m) {
 						html = m
+					} else {
+						canDefine = true
 					}
 				} else {
 					htmlOpen = true
 				}
 				continue
 			}
-			if len(rest) > 0 && rest[0] == '[' && bytes.Contains(rest, []byte("]:")) {
+			if len(rest) > 0 && rest[0] == '#' && startsTopBlock(rest) {
+				canDefine = true
+			}
+			if mayDefine && len(rest) > 0 && rest[0] == '[' && bytes.Contains(rest, []byte("]:")) {
 				// The definition's title may sit on the next line.
 				next := src[min(start, len(src)):]
 				if i := bytes.IndexByte(next, '\n'); i >= 0 {
 					next = next[:i]
 				}
 				refLines = append(refLines, src[lineAt:min(lineAt+len(line)+1+len(next), len(src))])
+				canDefine = true
 			}
 		}
 		if lineAt-bounds[len(bounds)-1] >= size && indent == 0 && startsTopBlock(line) {

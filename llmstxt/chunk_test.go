@@ -28,7 +28,8 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 		"<!--\n- [hidden](/hidden)\n\n# hidden heading\n-->\n\n" +
 		"<div>\n- [in html](/html)\n</div>\n\n" +
 		"## Docs\n\n- [e](/e)\n  - [nested](/nested)\n- [f](/f)\n\n[r]: /ref \"Ref\"\n\n" +
-		"## Optional\n\nSetext\n---\n\n- [g](/g)\n- - -\n- [h][l]\n\n[l]:\n  /late\n  'Late'\n"
+		"## Optional\n\nSetext\n---\n\n- [g](/g)\n- - -\n- [h][l]\n\n[l]:\n  /late\n  'Late'\n" +
+		"\n## Lazy\n\nA paragraph\n[p]: /not-a-definition\n\n- item\n[q]: /neither\n\n- [see][p] and [also][q]\n"
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
 			whole, werr := Parser{}.parse([]byte(doc), 1<<40, 0)
@@ -46,6 +47,8 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 				require.NotContains(t, urls(pieces), "/hidden")
 				require.Contains(t, urls(pieces), "/ref")
 				require.Contains(t, urls(pieces), "/late")
+				require.NotContains(t, urls(pieces), "/not-a-definition", "a paragraph's continuation defines nothing")
+				require.NotContains(t, urls(pieces), "/neither")
 			}
 		})
 	}
