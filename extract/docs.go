@@ -107,17 +107,11 @@ func escapeHeading(s string) string {
 func cleanContainer(c *html.Node, rule *Rule) {
 	chrome := removeIndex(rule)
 	var list []*html.Node
+	// Each test below removes the element with its subtree, so their order
+	// does not matter: the cheap ones come first.
 	walk(c, func(n *html.Node) bool {
 		if n == c {
 			return true
-		}
-		if chrome != nil && n.Type == html.ElementNode {
-			hit := false
-			chrome.match(n, func(int) { hit = true })
-			if hit && !holdsHeadingText(n) {
-				list = append(list, n)
-				return false
-			}
 		}
 		switch n.Type {
 		case html.CommentNode:
@@ -136,17 +130,47 @@ func cleanContainer(c *html.Node, rule *Rule) {
 			list = append(list, n)
 			return false
 		}
-		role := attr(n, "role")
+		// The first of each attribute counts, as attr reads it.
+		var role, style, class string
+		var seenRole, seenStyle, seenClass, hiddenAttr bool
+		for _, a := range n.Attr {
+			if a.Namespace != "" {
+				continue
+			}
+			switch a.Key {
+			case "role":
+				if !seenRole {
+					role, seenRole = a.Val, true
+				}
+			case "style":
+				if !seenStyle {
+					style, seenStyle = a.Val, true
+				}
+			case "class":
+				if !seenClass {
+					class, seenClass = a.Val, true
+				}
+			case "hidden":
+				hiddenAttr = true
+			}
+		}
 		if role != "" {
 			role = strings.ToLower(strings.TrimSpace(role))
 		}
-		if role == "navigation" || role == "tablist" || role == "search" || isHiddenInContent(n) || isPermalink(n) {
+		// Hidden by attribute or inline style. aria-hidden is not enough
+		// inside content: highlighters and heading widgets mark visible
+		// text with it.
+		if role == "navigation" || role == "tablist" || role == "search" || hiddenAttr || styleHides(style) || isPermalink(n) {
 			list = append(list, n)
 			return false
 		}
 		hidden := false
-		eachClass(attr(n, "class"), func(t string) { hidden = hidden || utilityHidden[t] })
+		eachClass(class, func(t string) { hidden = hidden || utilityHidden[t] })
 		if hidden {
+			list = append(list, n)
+			return false
+		}
+		if chrome != nil && chrome.matches(n) && !holdsHeadingText(n) {
 			list = append(list, n)
 			return false
 		}
@@ -206,16 +230,6 @@ func holdsHeadingText(n *html.Node) bool {
 		}
 	}
 	return false
-}
-
-// isHiddenInContent reports an element hidden by attribute or inline style.
-// aria-hidden is not enough inside content: highlighters and heading
-// widgets mark visible text with it.
-func isHiddenInContent(n *html.Node) bool {
-	if hasAttr(n, "hidden") {
-		return true
-	}
-	return styleHides(attr(n, "style"))
 }
 
 // styleHides reports whether an inline style, lower-cased and without

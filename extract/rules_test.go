@@ -263,13 +263,20 @@ func TestSelectorKey(t *testing.T) {
 		x.add(s, i)
 	}
 	var hits []int
+	matched := 0
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
+			before := len(hits)
 			x.match(n, func(i int) { hits = append(hits, i) })
+			require.Equal(t, len(hits) > before, x.matches(n), n.Data)
+			if x.matches(n) {
+				matched++
+			}
 		}
 		return true
 	})
 	require.ElementsMatch(t, []int{0, 1, 4, 2, 3}, hits)
+	require.Equal(t, 3, matched) // div, p, span
 }
 
 // TestStyleHides pins the allocation-free check against the definition it

@@ -121,6 +121,37 @@ func (x *selIndex) match(n *html.Node, found func(owner int)) {
 	try(x.always)
 }
 
+// matches reports whether any selector of x matches element n.
+func (x *selIndex) matches(n *html.Node) bool {
+	try := func(list []keyedSel) bool {
+		for _, k := range list {
+			if k.sel.Match(n) {
+				return true
+			}
+		}
+		return false
+	}
+	if try(x.byTag[n.Data]) {
+		return true
+	}
+	for _, a := range n.Attr {
+		switch {
+		case a.Namespace != "":
+		case a.Key == "id" && len(x.byID) > 0:
+			if try(x.byID[a.Val]) {
+				return true
+			}
+		case a.Key == "class" && len(x.byClass) > 0:
+			hit := false
+			eachClass(a.Val, func(c string) { hit = hit || try(x.byClass[c]) })
+			if hit {
+				return true
+			}
+		}
+	}
+	return try(x.always)
+}
+
 // eachClass calls f with each white-space separated token of a class
 // attribute, without allocating.
 func eachClass(v string, f func(string)) {
