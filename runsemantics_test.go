@@ -143,9 +143,12 @@ func TestEveryDueURLHasOneEvent(t *testing.T) {
 					n := len(events)
 					mu.Unlock()
 					if stop == recrawl.SkipShutdown && n == 5 {
-						go func() { _ = eng.Load().Shutdown(context.Background()) }()
-						// The run ends its dispatch once Shutdown is called.
-						time.Sleep(20 * time.Millisecond)
+						// Shutdown marks the engine closing before it waits;
+						// an ended context makes it return at once (waiting
+						// here, inside the run, would never end).
+						done, cancel := context.WithCancel(context.Background())
+						cancel()
+						_ = eng.Load().Shutdown(done)
 					}
 				}}
 				opts := testsite.Options{Pages: pages}
