@@ -161,6 +161,11 @@ func TestEveryDueURLHasOneEvent(t *testing.T) {
 				f := newFixture(t, opts, cfg)
 				eng.Store(f.eng)
 				f.src = sc.src(f.site)
+				if stop == recrawl.SkipShutdown {
+					// Pages answer slowly, so the fetchers cannot have
+					// reached every page when Shutdown is called.
+					f.site.Slow("*", 30*time.Millisecond)
+				}
 				rep := f.run()
 				byURL := map[string]int{}
 				prev := 0
