@@ -185,7 +185,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Skip("in the child")
 	}
 	pages, kills := 2000, 32
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		pages, kills = 200, 8
 	}
 	clk := clock.NewFake(start)

@@ -257,7 +257,7 @@ func (x faultState) PendingAlerts(ctx context.Context, source string, limit int)
 // leave state, index and alerts where a fresh crawl of the site puts them.
 func TestFaultSoak(t *testing.T) {
 	pages, runs := 2000, 300
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		pages, runs = 200, 40
 	}
 	clk := clock.NewAutoFake(start)
