@@ -232,6 +232,7 @@ type ConfigProblem struct {
 	Reason string
 }
 
+// Error describes the failure.
 func (e *ConfigError) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {

@@ -205,10 +205,12 @@ type DiscoveryError struct {
 	Err    error
 }
 
+// Error describes the failure.
 func (e *DiscoveryError) Error() string {
 	return fmt.Sprintf("recrawl: discovery of %s incomplete: %v", e.Source, e.Err)
 }
 
+// Unwrap returns the underlying cause, for errors.Is and errors.As.
 func (e *DiscoveryError) Unwrap() error { return e.Err }
 
 // run is the state of one Run.

@@ -265,6 +265,7 @@ type LockHeldError struct {
 	Expires  time.Time // when the lock expires unless refreshed
 }
 
+// Error describes the failure.
 func (e *LockHeldError) Error() string {
 	return fmt.Sprintf("crawlstate: lock %q: held by %q since %s until %s: %v", e.Source, e.Owner,
 		e.Acquired.Format(time.RFC3339Nano), e.Expires.Format(time.RFC3339Nano), ErrRunInProgress)

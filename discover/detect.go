@@ -63,6 +63,7 @@ type FormatError struct {
 	Reason   string // what was found
 }
 
+// Error describes the failure.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	b.WriteString("discover: entry point ")

@@ -247,6 +247,7 @@ type LimitError struct {
 	Value int
 }
 
+// Error describes the failure.
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("discovery stopped at %s=%d", e.Limit, e.Value)
 }
@@ -259,6 +260,7 @@ type FetchError struct {
 	Err    error
 }
 
+// Error describes the failure.
 func (e *FetchError) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("discover: fetching %s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
@@ -266,6 +268,7 @@ func (e *FetchError) Error() string {
 	return fmt.Sprintf("discover: fetching %s: %v", e.URL, e.Err)
 }
 
+// Unwrap returns the underlying cause, for errors.Is and errors.As.
 func (e *FetchError) Unwrap() error { return e.Err }
 
 // ErrNoClient is returned when Env.Client is nil.

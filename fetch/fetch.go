@@ -97,6 +97,7 @@ type StatusError struct {
 	Billed     int           // requests a paid back end charged for the failed page
 }
 
+// Error describes the failure.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("fetch %s: HTTP %d %s after %d attempt(s)", e.URL, e.Status, http.StatusText(e.Status), e.Attempts)
 }
@@ -116,6 +117,7 @@ type TooLargeError struct {
 	Limit int64
 }
 
+// Error describes the failure.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("fetch %s: too large: body exceeds %d bytes", e.URL, e.Limit)
 }
@@ -135,6 +137,7 @@ type TimeoutError struct {
 	After time.Duration // the bound that ran out
 }
 
+// Error describes the failure.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("fetch %s: no complete answer within the request timeout of %s", e.URL, e.After)
 }

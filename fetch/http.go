@@ -45,6 +45,7 @@ type OffHostRedirectError struct {
 	Location string // where the redirect led
 }
 
+// Error describes the failure.
 func (e *OffHostRedirectError) Error() string {
 	return fmt.Sprintf("fetch %s: redirects to %s, another host: not followed", e.URL, e.Location)
 }

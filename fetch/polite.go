@@ -36,6 +36,7 @@ type RobotsError struct {
 	Err    error  // the transport error, if any
 }
 
+// Error describes the failure.
 func (e *RobotsError) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("robots.txt %s answered HTTP %d: its rules cannot be read, so the host is not crawled (set WEB_RESPECT_ROBOTS=0 only for a site you own)", e.URL, e.Status)
@@ -55,6 +56,7 @@ var ErrDenied = errors.New("denied by robots.txt")
 // DeniedError is a request robots.txt does not allow. It was not sent.
 type DeniedError struct{ URL string }
 
+// Error describes the failure.
 func (e *DeniedError) Error() string { return "robots.txt disallows " + e.URL }
 
 // Is makes errors.Is(err, ErrDenied) true.

@@ -24,6 +24,7 @@ type PrivateAddressError struct {
 	Class string     // what the address is, as PrivateClass names it
 }
 
+// Error describes the failure.
 func (e *PrivateAddressError) Error() string {
 	host := ""
 	if e.Host != "" && e.Host != e.Addr.String() {

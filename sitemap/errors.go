@@ -38,6 +38,7 @@ type FormatError struct {
 	Err error
 }
 
+// Error describes the failure.
 func (e *FormatError) Error() string {
 	switch {
 	case e.Format == "HTML":
@@ -73,6 +74,7 @@ type TooLargeError struct {
 	Limit int64 // the limit in bytes
 }
 
+// Error describes the failure.
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("sitemap: document exceeds %d bytes uncompressed; raise Parser.MaxBytes to accept it", e.Limit)
 }
@@ -91,6 +93,7 @@ type SyntaxError struct {
 	Err error
 }
 
+// Error describes the failure.
 func (e *SyntaxError) Error() string {
 	msg := e.Err.Error()
 	var xe *xml.SyntaxError
@@ -120,6 +123,7 @@ type SkipError struct {
 	Err error
 }
 
+// Error describes the failure.
 func (e *SkipError) Error() string {
 	return fmt.Sprintf("sitemap: line %d: skipped %q: %v", e.Line, e.Loc, e.Err)
 }

@@ -81,6 +81,7 @@ type ValidationDetail struct {
 	Type string
 }
 
+// String formats the detail as "loc.path: message (type)".
 func (d ValidationDetail) String() string {
 	return fmt.Sprintf("%s: %s (%s)", strings.Join(d.Loc, "."), d.Msg, d.Type)
 }
@@ -112,6 +113,7 @@ type APIError struct {
 	Attempts int
 }
 
+// Error describes the failure.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "geonode: %s", e.Op)
@@ -212,6 +214,7 @@ type ItemError struct {
 	Retryable bool
 }
 
+// Error describes the failure.
 func (e *ItemError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "geonode: %s: ", e.URL)
@@ -258,6 +261,7 @@ type ExtractTimeoutError struct {
 	Deadline time.Duration
 }
 
+// Error describes the failure.
 func (e *ExtractTimeoutError) Error() string {
 	return fmt.Sprintf("geonode: extraction of %s (job %s) unfinished after %s; raise the job deadline (WithJobDeadline) or use sync mode", e.URL, e.JobID, e.Deadline)
 }
@@ -278,6 +282,7 @@ type BatchTimeoutError struct {
 	CancelErr error
 }
 
+// Error describes the failure.
 func (e *BatchTimeoutError) Error() string {
 	s := fmt.Sprintf("geonode: batch job %s unfinished after %s: %d URL(s) left without outcome", e.JobID, e.Deadline, e.Pending)
 	if e.Cancelled {
@@ -305,6 +310,7 @@ type DecodeError struct {
 	Err     error
 }
 
+// Error describes the failure.
 func (e *DecodeError) Error() string {
 	s := fmt.Sprintf("geonode: %s: malformed answer (HTTP %d): %s", e.Op, e.Status, e.Reason)
 	if e.Err != nil {
@@ -319,6 +325,7 @@ func (e *DecodeError) Error() string {
 // Is matches ErrMalformedResponse.
 func (e *DecodeError) Is(target error) bool { return target == ErrMalformedResponse }
 
+// Unwrap returns the underlying cause, for errors.Is and errors.As.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 func snippet(b []byte) string {

@@ -124,6 +124,7 @@ type ConfigError struct {
 	Problems []string
 }
 
+// Error describes the failure.
 func (e *ConfigError) Error() string {
 	return "geonode: invalid configuration: " + strings.Join(e.Problems, "; ")
 }
