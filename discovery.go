@@ -38,7 +38,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
 		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
-		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start},
+		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start, flush: d.flush},
 		OnUnchanged:  d.unchanged,
 		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
 		Pages:        &pageHandler{r: r, d: d},
@@ -269,6 +269,12 @@ type documents struct {
 	st     crawlstate.State
 	source string
 	at     time.Time
+	// flush stores the URLs discovered so far. A document's validators
+	// are stored only after the URLs it listed: were they stored first
+	// and the URLs then lost (a failed write, a crash), the next run's
+	// 304 would say the document is unchanged and its new URLs would
+	// never be stored.
+	flush func(context.Context) error
 }
 
 func (d documents) Document(ctx context.Context, url string) (discover.DocumentInfo, bool, error) {
@@ -286,6 +292,11 @@ func (d documents) Document(ctx context.Context, url string) (discover.DocumentI
 }
 
 func (d documents) PutDocument(ctx context.Context, doc discover.DocumentInfo) error {
+	if d.flush != nil {
+		if err := d.flush(ctx); err != nil {
+			return err
+		}
+	}
 	return d.st.PutDocument(ctx, d.source, crawlstate.Document{
 		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
 		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,

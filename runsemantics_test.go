@@ -309,3 +309,45 @@ func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 		require.Zero(t, rep.Missing)
 	})
 }
+
+// failingUpserts fails UpsertDiscovered while fail is set.
+type failingUpserts struct {
+	*crawlstate.SQLite
+	fail atomic.Bool
+}
+
+func (s *failingUpserts) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
+	if s.fail.Load() {
+		return crawlstate.UpsertStats{}, errors.New("disk full")
+	}
+	return s.SQLite.UpsertDiscovered(ctx, source, now, urls)
+}
+
+// A sitemap whose URLs could not be stored is not remembered as seen:
+// the next run requests it in full (no 304) and stores the page it lists.
+func TestLostDiscoveryIsNotRememberedAsUnchanged(t *testing.T) {
+	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
+	st := &failingUpserts{SQLite: f.state}
+	l := recrawl.DefaultLimits()
+	l.RequestDelay = 0
+	eng, err := recrawl.New(recrawl.Config{State: st, Clock: f.clk, Limits: &l})
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = eng.Run(ctx, f.src)
+	require.NoError(t, err)
+
+	added := f.site.Add("/docs/added", "Added", "<p>A page added between runs.</p>")
+	f.clk.Advance(time.Hour)
+	st.fail.Store(true)
+	_, err = eng.Run(ctx, f.src)
+	require.ErrorContains(t, err, "disk full")
+	st.fail.Store(false)
+
+	f.clk.Advance(time.Hour)
+	rep, err := eng.Run(ctx, f.src)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.NewURLs, "the page the failed run could not store")
+	row, err := f.state.Get(ctx, f.src.Name(), added)
+	require.NoError(t, err)
+	require.NotEmpty(t, row.ContentHash, "and it was fetched")
+}

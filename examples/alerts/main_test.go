@@ -21,8 +21,8 @@ func TestOutput(t *testing.T) {
 	// Three runs: the first stores, the second alerts, the third finds
 	// nothing new and repeats no alert.
 	require.Contains(t, got, "run 1 at 2026-03-02 09:00:00: new 4, changed 0, unchanged 0 (0 answered 304), gone 0; vectors embedded 15, reused 0; 0 alerts")
-	require.Contains(t, got, "run 2 at 2026-03-04 09:00:01: new 0, changed 2, unchanged 1 (1 answered 304), gone 1; vectors embedded 2, reused 8; 3 alerts")
-	require.Contains(t, got, "run 3 at 2026-03-06 09:00:02: new 0, changed 0, unchanged 3 (3 answered 304), gone 0; vectors embedded 0, reused 0; 0 alerts")
+	require.Contains(t, got, "run 2 at 2026-03-04 09:00:00: new 0, changed 2, unchanged 1 (1 answered 304), gone 1; vectors embedded 2, reused 8; 3 alerts")
+	require.Contains(t, got, "run 3 at 2026-03-06 09:00:00: new 0, changed 0, unchanged 3 (3 answered 304), gone 0; vectors embedded 0, reused 0; 0 alerts")
 
 	// The changed alert names the one chunk that changed, under its
 	// heading, and carries the unified diff of that chunk only.
