@@ -95,6 +95,7 @@ func New(cfg Config) (*Engine, error) {
 		Clock:         cfg.Clock,
 		Logger:        cfg.Logger,
 		Admit:         admit,
+		Unsent:        unsent,
 	}
 	c := *base
 	c.Transport = e.polite
@@ -151,7 +152,7 @@ func transportOf(c *http.Client, perHost int) http.RoundTripper {
 type budget struct {
 	max  int64 // 0: no cap
 	used atomic.Int64
-	sent atomic.Int64 // page requests the transport let through: Report.Requests
+	sent atomic.Int64 // page requests the transport sent: Report.Requests
 }
 
 // take reserves one request; false once the cap is reached.
@@ -179,7 +180,8 @@ func (b *budget) take() bool {
 type ticket struct {
 	b       *budget
 	prepaid atomic.Bool
-	sent    atomic.Int64 // requests admitted through the engine's transport
+	sent    atomic.Int64 // requests the engine's transport sent
+	routed  atomic.Bool  // a request went through the engine's transport, which counted it (sent or not)
 }
 
 type ticketKey struct{}
@@ -190,12 +192,28 @@ func admit(req *http.Request) error {
 	if !ok {
 		return nil // not a page request (robots.txt, discovery documents)
 	}
+	t.routed.Store(true)
 	if t.prepaid.CompareAndSwap(true, false) || t.b.take() {
 		t.sent.Add(1)
 		t.b.sent.Add(1)
 		return nil
 	}
 	return fmt.Errorf("%w: %d page requests sent", fetch.ErrCapReached, t.b.max)
+}
+
+// unsent is the transport's hook for an admitted page request that never
+// reached a server (a dial refused by the private-address guard or by the
+// network, a run cancelled during the pacing wait): it is not counted in
+// Report.Requests, and its slot goes back to the page budget, since
+// Limits.MaxPages bounds the load put on sites and this request put none.
+func unsent(req *http.Request, _ error) {
+	t, ok := req.Context().Value(ticketKey{}).(*ticket)
+	if !ok {
+		return
+	}
+	t.sent.Add(-1)
+	t.b.sent.Add(-1)
+	t.b.used.Add(-1)
 }
 
 // DiscoveryError means the source's listing was incomplete: the run went on

@@ -18,7 +18,9 @@ import (
 type Limits struct {
 	// MaxPages caps the requests a run sends to the site's pages (404s,
 	// failures and script-only rejects included; robots-denied and
-	// off-host URLs, never requested, are not counted), and the nested
+	// off-host URLs, never requested, and requests whose connection was
+	// refused at dial time, which never reached the site, are not
+	// counted), and the nested
 	// documents discovery reads. 0 means no cap. WEB_MAX_PAGES, default 1000.
 	MaxPages int
 	// MaxDepth caps how deep discovery follows nested sitemaps and crawl

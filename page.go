@@ -508,7 +508,7 @@ func Permanent(err error) bool {
 // the engine's transport (which counts its own in budget.sent): a Fetcher
 // that talks to a remote API reports them as attempts.
 func (r *run) countRequests(t *ticket, resp *fetch.Response, err error) {
-	if t != nil && t.sent.Load() > 0 {
+	if t != nil && t.routed.Load() {
 		return
 	}
 	n := 0

@@ -2,7 +2,10 @@ package recrawl_test
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +57,7 @@ func TestBlockPrivateRefusesALoopbackSite(t *testing.T) {
 			require.Contains(t, err.Error(), "127.0.0.1")
 			require.Contains(t, err.Error(), recrawl.EnvBlockPrivate)
 			require.Empty(t, f.site.Requests(), "nothing reached the site")
+			require.Zero(t, rep.Requests, "a refused dial sent no request")
 			require.Zero(t, rep.New)
 		})
 	}
@@ -78,3 +82,33 @@ func TestBlockPrivateNeedsAnHTTPTransport(t *testing.T) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A request whose connection is refused at dial time never reached the
+// site: Report.Requests does not count it (f.run checks it against the
+// site's log), and it takes nothing from the page budget. Here every other
+// dial after the sitemap's is refused (a host that drops connections), so
+// pages take refused attempts besides the sent ones; with MaxPages equal
+// to the page count every page is still requested.
+func TestRefusedDialsAreNotRequests(t *testing.T) {
+	const pages = 5
+	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
+	tr := f.site.Client().Transport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true // every request dials
+	var dials, refused atomic.Int64
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if n := dials.Add(1); n > 1 && n%2 == 0 {
+			refused.Add(1)
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	f.eng = mustEngine(t, recrawl.Config{State: f.state, Clock: f.clk, HTTPClient: &http.Client{Transport: tr},
+		Limits: limits(func(l *recrawl.Limits) { l.MaxPages = pages; l.RespectRobots = false })})
+	rep := f.run()
+	require.Empty(t, rep.StoppedBy, "refused dials took nothing from the budget")
+	require.Equal(t, pages, rep.Fetched, "every page was requested")
+	require.Equal(t, pages, rep.New+rep.FailedTotal())
+	require.GreaterOrEqual(t, refused.Load(), int64(pages-1))
+	require.EqualValues(t, dials.Load()-1-refused.Load(), rep.Requests, "the dials that went through, less the sitemap's")
+}

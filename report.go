@@ -152,7 +152,9 @@ type Report struct {
 
 	// Requests is how many page requests the run sent (retries and
 	// redirect hops included; robots.txt and discovery documents not): what
-	// the site received for its pages. Requests a Fetcher sends around the
+	// the site received for its pages. A request whose connection was
+	// refused at dial time (Limits.BlockPrivate, a host that is down) never
+	// reached the site and is not counted. Requests a Fetcher sends around the
 	// engine's transport (a remote API) count as the attempts it reports.
 	Requests int `json:"requests"`
 	// FullRecrawlRequests is what a full recrawl would have sent: one

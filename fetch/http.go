@@ -176,7 +176,7 @@ func retryable(ctx context.Context, err error) bool {
 	if errors.As(err, &se) {
 		return se.Temporary()
 	}
-	for _, permanent := range []error{ErrTooLarge, ErrTooManyRedirects, ErrOffHostRedirect, ErrDenied, ErrRobotsUnavailable, ErrCapReached} {
+	for _, permanent := range []error{ErrTooLarge, ErrTooManyRedirects, ErrOffHostRedirect, ErrDenied, ErrRobotsUnavailable, ErrCapReached, ErrPrivateAddress} {
 		if errors.Is(err, permanent) {
 			return false
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,6 +110,12 @@ type Polite struct {
 	// for robots.txt itself), before it waits for its slot. An error
 	// refuses the request unsent; the engine uses it for the page cap.
 	Admit func(*http.Request) error
+	// Unsent, when set, is called for a request Admit let through that
+	// never reached a server: its connection could not be opened (a dial
+	// a Guard refused with a *PrivateAddressError, or any other dial
+	// error). err is the RoundTrip's error. The engine gives the request
+	// back to the page budget and does not count it in Report.Requests.
+	Unsent func(req *http.Request, err error)
 
 	mu    sync.Mutex
 	hosts map[string]*hostState
@@ -308,18 +315,27 @@ func (p *Polite) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, &DeniedError{URL: req.URL.String()}
 		}
 	}
+	admitted := false
 	if p.Admit != nil && req.URL.Path != "/robots.txt" {
 		if err := p.Admit(req); err != nil {
 			return nil, err
+		}
+		admitted = true
+	}
+	unsent := func(err error) {
+		if admitted && p.Unsent != nil {
+			p.Unsent(req, err)
 		}
 	}
 	select {
 	case h.sem <- struct{}{}:
 	case <-ctx.Done():
+		unsent(ctx.Err())
 		return nil, ctx.Err()
 	}
 	if err := p.pace(ctx, h, rules.CrawlDelay(p.UserAgent)); err != nil {
 		<-h.sem
+		unsent(err)
 		return nil, err
 	}
 	// The request's own time starts now that it has its slot.
@@ -337,10 +353,24 @@ func (p *Polite) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		cancel()
 		<-h.sem
+		if notSent(err) {
+			unsent(err)
+		}
 		return nil, err
 	}
 	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { cancel(); <-h.sem }}
 	return resp, nil
+}
+
+// notSent reports whether a request's error shows it never reached a
+// server: its connection was refused at dial time, by a Guard (a
+// *PrivateAddressError) or by the network (a *net.OpError of a dial).
+func notSent(err error) bool {
+	if errors.Is(err, ErrPrivateAddress) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // timeoutOf is the bound of a request: the one an HTTP fetcher put in its

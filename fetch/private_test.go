@@ -217,3 +217,38 @@ func TestGuardTransportRefusesItsOwnTLSDialer(t *testing.T) {
 	_, err := (&fetch.Guard{}).Transport(base)
 	require.ErrorContains(t, err, "DialTLSContext")
 }
+
+// Polite tells Unsent about an admitted request the guard refused at dial
+// time, so a caller counting Admit calls can count only what was sent; a
+// refused dial is permanent, never retried.
+func TestPoliteReportsRefusedDialsAsUnsent(t *testing.T) {
+	s := newSite(t, testsite.Options{Pages: 2})
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(s.URL(), "http://"))
+	require.NoError(t, err)
+	g := &fetch.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	tr, err := g.Transport(s.Client().Transport.(*http.Transport))
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var admitted, unsent []string
+	p := &fetch.Polite{Base: tr, IgnoreRobots: true,
+		Admit: func(r *http.Request) error {
+			mu.Lock()
+			defer mu.Unlock()
+			admitted = append(admitted, r.URL.Host)
+			return nil
+		},
+		Unsent: func(r *http.Request, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			require.ErrorIs(t, err, fetch.ErrPrivateAddress)
+			unsent = append(unsent, r.URL.Host)
+		}}
+	from := s.Paths()[0]
+	s.Redirect(from, "http://127.0.0.2:"+port+s.Paths()[1])
+	h := &fetch.HTTP{Client: &http.Client{Transport: p}, AllowOffHostRedirects: true} // default attempts: 3
+	_, err = h.Fetch(context.Background(), fetch.Request{URL: s.PageURL(from)})
+	require.ErrorIs(t, err, fetch.ErrPrivateAddress)
+	require.Equal(t, []string{"127.0.0.1:" + port, "127.0.0.2:" + port}, admitted, "one attempt: the refusal is not retried")
+	require.Equal(t, []string{"127.0.0.2:" + port}, unsent)
+	require.Len(t, s.Requests(), len(admitted)-len(unsent), "what was admitted and not unsent reached the site")
+}
