@@ -11,6 +11,11 @@
 //     Content-Type (Options.ContentType), then <meta charset> or
 //     <meta http-equiv="Content-Type"> in the head; an undeclared page is
 //     read as UTF-8 when it is valid UTF-8 and as windows-1252 otherwise.
+//     A page of more elements than Options.MaxElements (default
+//     DefaultMaxElements), such as a link farm, fails with
+//     ErrTooManyElements: no tree is built for it, and one streaming pass
+//     reads only its metadata and links, so that memory stays a small
+//     multiple of the page's size.
 //  3. Title, canonical URL, language, description and every link are read
 //     from the whole page, resolved against <base href> or the page URL.
 //  4. Type notation the parser took for markup ("Array<object>",
@@ -52,8 +57,9 @@
 //     blocks tagged with their language, tables become pipe tables.
 //  9. A page left with no readable text fails with ErrEmpty.
 //
-// Both named failures let a caller record why a page was not indexed
-// instead of indexing it as empty.
+// These named failures let a caller record why a page was not indexed
+// instead of indexing it as empty; with each the Document still carries
+// the page's metadata and links.
 //
 // DocPath maps a URL and its response content type to a safe relative file
 // path for storing the document.

@@ -83,6 +83,11 @@ type Options struct {
 	// parsed: the Markdown converter cannot be interrupted, so the size of
 	// its input is what bounds its time.
 	MaxBytes int
+	// MaxElements caps the elements (start tags) of the page; zero or
+	// less means DefaultMaxElements. A page with more fails with
+	// ErrTooManyElements and only its metadata and links: the document
+	// tree, which the content extraction needs, costs memory per element.
+	MaxElements int
 	// Rules are generator rules tried before BuiltinRules, in order (see
 	// Rule). A selector that does not parse fails the call with ErrRule.
 	Rules []Rule
@@ -95,8 +100,9 @@ type Options struct {
 //
 // Errors: *TooLargeError for input above DefaultMaxBytes, ErrPageURL for a
 // bad pageURL, ErrMalformed for HTML the parser gives up on,
+// ErrTooManyElements for a page of more than DefaultMaxElements elements,
 // ErrScriptRendered for a page rendered by JavaScript, ErrEmpty for a page
-// without readable text. With the last two the returned Document still
+// without readable text. With the last three the returned Document still
 // carries the page's title, canonical URL, links and other metadata (but no
 // Markdown), so a crawler can follow the links of a rejected page; with the
 // others it is empty. FromHTML is safe for concurrent use.
@@ -127,6 +133,17 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 		return Document{}, err
 	}
 	text := decode(body, opts.ContentType)
+	maxElements := opts.MaxElements
+	if maxElements <= 0 {
+		maxElements = DefaultMaxElements
+	}
+	// Every element starts with "<": most pages are far below the limit
+	// by this count alone.
+	if bytes.Count(text, []byte{'<'}) > maxElements {
+		if scan, n := streamScan(text); n > maxElements {
+			return scan.document(page), fmt.Errorf("%w: %d elements, above the limit of %d; raise Options.MaxElements", ErrTooManyElements, n, maxElements)
+		}
+	}
 	doc, err := html.Parse(bytes.NewReader(text))
 	if err != nil {
 		// The parser refuses documents nested more than 512 elements deep.
@@ -135,13 +152,7 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 
 	scan := scanPage(doc)
 	base := scan.baseURL(page)
-	out := Document{
-		Title:       scan.pageTitle(),
-		Canonical:   scan.canonicalURL(base),
-		Links:       scan.links(base),
-		Lang:        scan.lang(),
-		Description: scan.description(),
-	}
+	out := scan.document(page)
 	restoreTextTags(scan.accidents)
 	var md string
 	if sel, ok := chooseContainer(doc, opts.Rules, scan.generator); ok && holdsWords(sel.container) {

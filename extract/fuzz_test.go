@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -50,23 +51,41 @@ func FuzzFromHTML(f *testing.F) {
 		default:
 			t.Fatalf("unexpected error kind: %v", err)
 		}
-		for _, s := range []string{doc.Title, doc.Markdown, doc.Canonical, doc.Lang, doc.Description} {
-			require.True(t, utf8.ValidString(s), "invalid UTF-8 in %q", s)
+		checkDocument(t, doc)
+
+		// With a small element limit the page is extracted the same, or it
+		// is too large and only its metadata and links are read.
+		small, smallErr := extract.FromHTMLWithOptions(body, pageURL, extract.Options{ContentType: contentType, MaxBytes: 1 << 20, MaxElements: 16})
+		if errors.Is(smallErr, extract.ErrTooManyElements) {
+			require.Empty(t, small.Markdown)
+			checkDocument(t, small)
+			return
 		}
-		for _, l := range append([]string{doc.Canonical}, doc.Links...) {
-			if l == "" {
-				continue
-			}
-			u, err := url.Parse(l)
-			require.NoError(t, err, l)
-			require.Contains(t, []string{"http", "https"}, u.Scheme, l)
-			require.NotEmpty(t, u.Host, l)
-			require.Empty(t, u.Fragment, l)
-		}
-		seen := map[string]bool{}
-		for _, l := range doc.Links {
-			require.False(t, seen[l], "duplicate link %s", l)
-			seen[l] = true
-		}
+		require.Equal(t, fmt.Sprint(err), fmt.Sprint(smallErr))
+		require.Equal(t, doc, small)
 	})
+}
+
+// checkDocument asserts the guarantees of every Document: valid UTF-8,
+// absolute http(s) links without fragment, no duplicate link.
+func checkDocument(t *testing.T, doc extract.Document) {
+	t.Helper()
+	for _, s := range []string{doc.Title, doc.Markdown, doc.Canonical, doc.Lang, doc.Description} {
+		require.True(t, utf8.ValidString(s), "invalid UTF-8 in %q", s)
+	}
+	for _, l := range append([]string{doc.Canonical}, doc.Links...) {
+		if l == "" {
+			continue
+		}
+		u, err := url.Parse(l)
+		require.NoError(t, err, l)
+		require.Contains(t, []string{"http", "https"}, u.Scheme, l)
+		require.NotEmpty(t, u.Host, l)
+		require.Empty(t, u.Fragment, l)
+	}
+	seen := map[string]bool{}
+	for _, l := range doc.Links {
+		require.False(t, seen[l], "duplicate link %s", l)
+		seen[l] = true
+	}
 }

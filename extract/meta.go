@@ -17,7 +17,7 @@ type pageScan struct {
 	root      *html.Node // the first <html>
 	canonical *html.Node // the first <link rel=canonical href>
 	metas     []*html.Node
-	anchors   []*html.Node // every <a href>, in document order
+	hrefs     []string // the href of every <a href>, in document order
 	// accidents are the elements of the first <body> that restoreTextTags
 	// turns back into text, in document order.
 	accidents []*html.Node
@@ -62,8 +62,8 @@ func scanPage(doc *html.Node) *pageScan {
 					gen.WriteByte('\n')
 				}
 			case atom.A:
-				if hasAttr(n, "href") {
-					s.anchors = append(s.anchors, n)
+				if href, ok := attrOK(n, "href"); ok {
+					s.hrefs = append(s.hrefs, href)
 				}
 			case atom.Body:
 				inBody = true
@@ -136,10 +136,9 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 // deduplicated in document order.
 func (s *pageScan) links(base *url.URL) []string {
 	var out []string
-	seen := make(map[string]bool, len(s.anchors))
-	tried := make(map[string]bool, len(s.anchors))
-	for _, n := range s.anchors {
-		href := attr(n, "href")
+	seen := make(map[string]bool, len(s.hrefs))
+	tried := make(map[string]bool, len(s.hrefs))
+	for _, href := range s.hrefs {
 		if tried[href] {
 			continue // resolved before, to the same result
 		}

@@ -1,0 +1,145 @@
+package extract_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/extract"
+)
+
+// peakHeap runs f and returns the most heap it had in use above what was
+// in use before, sampled every millisecond with runtime.ReadMemStats.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var mu sync.Mutex
+	var peak uint64
+	sample := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
+			peak = ms.HeapAlloc - base
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	f()
+	close(done)
+	wg.Wait()
+	sample()
+	return peak
+}
+
+// linkFarm is a page of n links, each in a list item (about 41 bytes a
+// link): two elements per link.
+func linkFarm(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(41*n + 200)
+	b.WriteString(`<!doctype html><html lang="en"><head><title>All pages | Farm</title>` +
+		`<link rel="canonical" href="https://farm.example/all"></head><body><h1>All pages</h1><ul>` + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, "<li><a href=\"/p/%07d\">p%07d</a></li>\n", i, i)
+	}
+	b.WriteString("</ul></body></html>\n")
+	return b.Bytes()
+}
+
+// A page of a million links (41 MB; issue 12: extraction peaked at
+// 1656 MiB, 40x the body) fails with ErrTooManyElements after one
+// streaming pass that still returns its metadata and every link, at a peak
+// heap of at most 10x the body. -short and race builds run 50,000 links
+// against a limit of 10,000 elements, with the same bound.
+func TestLinkFarmMemory(t *testing.T) {
+	links, opts := 1_000_000, extract.Options{MaxBytes: 64 << 20}
+	if testing.Short() || raceEnabled {
+		links, opts = 50_000, extract.Options{MaxElements: 10_000}
+	}
+	body := linkFarm(links)
+	var doc extract.Document
+	var err error
+	peak := peakHeap(func() { doc, err = extract.FromHTMLWithOptions(body, "https://farm.example/all", opts) })
+	ratio := float64(peak) / float64(len(body))
+	t.Logf("%d links, body %.1f MiB: peak heap %.1f MiB, %.1fx the body", links, float64(len(body))/(1<<20), float64(peak)/(1<<20), ratio)
+	require.ErrorIs(t, err, extract.ErrTooManyElements)
+	require.Contains(t, err.Error(), fmt.Sprintf("%d elements", 2*links+7))
+	require.Contains(t, err.Error(), "Options.MaxElements")
+	require.Empty(t, doc.Markdown)
+	require.Equal(t, "All pages | Farm", doc.Title)
+	require.Equal(t, "https://farm.example/all", doc.Canonical)
+	require.Equal(t, "en", doc.Lang)
+	require.Len(t, doc.Links, links)
+	require.Equal(t, "https://farm.example/p/0000000", doc.Links[0])
+	require.Equal(t, fmt.Sprintf("https://farm.example/p/%07d", links-1), doc.Links[links-1])
+	require.LessOrEqual(t, ratio, 10.0, "peak heap %.1fx the body", ratio)
+}
+
+// The element limit counts elements, not "<" characters, and a page at
+// the limit is extracted as usual; the streaming pass reads metadata as
+// the tree does.
+func TestMaxElements(t *testing.T) {
+	page := func(items int, script string) []byte {
+		var b strings.Builder
+		b.WriteString(`<html lang="de"><head><base href="https://docs.example/v2/"><title>Guide – Docs</title>` +
+			`<meta name="description" content=" A  guide. "><link rel="canonical" href="guide#top"></head><body><main><h1>The <em>guide</em></h1><ul>`)
+		for i := range items {
+			fmt.Fprintf(&b, `<li><a href="p%d#x">Page %d with enough words to read</a></li>`, i, i)
+		}
+		b.WriteString(`<li><a href="p0">again</a></li></ul><script>` + script + `</script></main></body></html>`)
+		return []byte(b.String())
+	}
+	// 12 elements around the list, 2 per item and 2 for the last one: 100.
+	const elements = 100
+	items := (elements - 14) / 2
+	script := strings.Repeat("if (a<b) {} ", 3*elements)
+	for _, tc := range []struct {
+		name    string
+		body    []byte
+		limit   int
+		wantErr bool
+	}{
+		{"at the limit", page(items, ""), elements, false},
+		{"at the limit, more < in a script than the limit", page(items, script), elements, false},
+		{"one element over", page(items, ""), elements - 1, true},
+		{"one element over, more < in a script", page(items, script), elements - 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := extract.Options{MaxElements: tc.limit}
+			doc, err := extract.FromHTMLWithOptions(tc.body, "https://docs.example/v2/guide", opts)
+			full, ferr := extract.FromHTML(tc.body, "https://docs.example/v2/guide")
+			require.NoError(t, ferr)
+			if !tc.wantErr {
+				require.NoError(t, err)
+				require.Equal(t, full, doc)
+				return
+			}
+			require.ErrorIs(t, err, extract.ErrTooManyElements)
+			require.Empty(t, doc.Markdown)
+			full.Markdown = ""
+			require.Equal(t, full, doc, "the streaming pass reads the metadata and links the tree gives")
+		})
+	}
+}
