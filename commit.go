@@ -3,6 +3,7 @@ package recrawl
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
@@ -14,7 +15,11 @@ const maxCommitBatch = 256
 // commitLinger is how long a batch nobody waits for (304s, pages without
 // alerts) may wait for more results before it is written: one transaction
 // per maxCommitBatch results or per commitLinger, whichever comes first.
-const commitLinger = 5 * time.Millisecond
+// Lingering costs no throughput (workers block only on a full queue, and
+// a full queue is a full batch) and no durability (a result is counted
+// only once committed; one not yet committed stays due); the end of a
+// run's queue (flush) and a cancelled run write at once.
+const commitLinger = 50 * time.Millisecond
 
 // committer is a run's state-write stage. Workers hand it page results
 // with their stage events (submit); it writes them with group commit: one
@@ -33,6 +38,8 @@ type committer struct {
 	ctx     context.Context
 	in      chan commitReq
 	pending sync.WaitGroup // submitted, callback not yet returned
+	drain   atomic.Int32   // flushes waiting: no batch lingers
+	nudge   chan struct{}  // a flush began: a lingering batch is written now
 	stopped chan struct{}
 	once    sync.Once
 }
@@ -44,7 +51,7 @@ type commitReq struct {
 }
 
 func newCommitter(ctx context.Context, r *run) *committer {
-	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxCommitBatch), stopped: make(chan struct{})}
+	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxCommitBatch), nudge: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -65,8 +72,16 @@ func (c *committer) commit(res crawlstate.Result) error {
 }
 
 // flush waits until every submitted result is committed (or failed) and
-// its callback returned.
-func (c *committer) flush() { c.pending.Wait() }
+// its callback returned. No batch lingers meanwhile.
+func (c *committer) flush() {
+	c.drain.Add(1)
+	defer c.drain.Add(-1)
+	select {
+	case c.nudge <- struct{}{}:
+	default:
+	}
+	c.pending.Wait()
+}
 
 // close flushes and stops the committer. Later submits panic.
 func (c *committer) close() {
@@ -99,7 +114,7 @@ func (c *committer) loop() {
 				continue
 			default:
 			}
-			if waited || c.ctx.Err() != nil {
+			if waited || c.ctx.Err() != nil || c.drain.Load() > 0 {
 				break
 			}
 			if !lingering {
@@ -115,6 +130,10 @@ func (c *committer) loop() {
 				waited = waited || more.waited
 			case <-linger.C:
 				lingering = false
+				break fill
+			case <-c.nudge:
+				break fill
+			case <-c.ctx.Done():
 				break fill
 			}
 		}

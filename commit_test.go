@@ -96,6 +96,12 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	require.Equal(t, pages, cs.results)
 	require.Less(t, cs.records, pages/4, "a transaction carries many 304s")
 	require.Zero(t, cs.logEvents)
+	evs, err = sqlite.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), rep.StartedAt)
+	require.NoError(t, err)
+	require.Len(t, evs, 1, "a 304 stores one event row: its fetch, in the transaction of its row")
+	require.Equal(t, recrawl.StageFetch, evs[0].Stage)
+	require.Equal(t, "HTTP 304", evs[0].Detail)
+	require.True(t, evs[0].OK)
 
 	// Again; one result's commit fails:
 	// only that page fails, and it is backed off.

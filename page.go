@@ -408,9 +408,15 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 	}
 	r.stage(StageCommit, 0)
 	// The page's stage events, its commit included, go in the result's
-	// transaction; a failed commit logs them with its failure instead.
-	res.Events = append(p.events[:len(p.events):len(p.events)],
-		crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "hash " + short(res.ContentHash)})
+	// transaction; a failed commit logs them with its failure instead. A
+	// 304 stores its fetch event alone: written in the row's transaction,
+	// it records the commit as well (one event row per 304, not two).
+	if res.NotModified {
+		res.Events = p.events[:len(p.events):len(p.events)]
+	} else {
+		res.Events = append(p.events[:len(p.events):len(p.events)],
+			crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "hash " + short(res.ContentHash)})
+	}
 	committed := func(err error) bool {
 		if err != nil {
 			if ctx.Err() == nil {

@@ -140,6 +140,16 @@ type Site struct {
 	gens        map[string]generated     // see hostile.go
 	fanouts     map[string]int           // FanOut prefix → width
 	trickles    map[string]time.Duration // Trickle path → interval
+	etags       map[string]etagMemo      // path → the ETag of a version, computed once
+}
+
+// etagMemo is a page's ETag for one version and content, so that a
+// request does not hash the page again (a real server derives its ETags
+// from stored metadata too).
+type etagMemo struct {
+	version int
+	content string
+	etag    string
 }
 
 type document struct {
@@ -835,8 +845,21 @@ func etagMatch(header, etag string) bool {
 }
 
 func (s *Site) etag(p *Page) string {
+	s.mu.Lock()
+	m, ok := s.etags[p.Path]
+	s.mu.Unlock()
+	if ok && m.version == p.Version && m.content == p.Content {
+		return m.etag
+	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s", p.Path, p.Version, p.Content)))
-	return `"` + hex.EncodeToString(sum[:10]) + `"`
+	etag := `"` + hex.EncodeToString(sum[:10]) + `"`
+	s.mu.Lock()
+	if s.etags == nil {
+		s.etags = map[string]etagMemo{}
+	}
+	s.etags[p.Path] = etagMemo{version: p.Version, content: p.Content, etag: etag}
+	s.mu.Unlock()
+	return etag
 }
 
 func (s *Site) servePage(w http.ResponseWriter, r *http.Request, p *Page, seq int) {
