@@ -19,7 +19,7 @@ const maxCommitBatch = 256
 // a full queue is a full batch) and no durability (a result is counted
 // only once committed; one not yet committed stays due); the end of a
 // run's queue (flush) and a cancelled run write at once.
-const commitLinger = 50 * time.Millisecond
+const commitLinger = 20 * time.Millisecond
 
 // committer is a run's state-write stage. Workers hand it page results
 // with their stage events (submit); it writes them with group commit: one
