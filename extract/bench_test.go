@@ -50,6 +50,8 @@ func BenchmarkFromHTML(b *testing.B) {
 // FromHTML time: "ms/page" in CPU time of the calling thread where the
 // system tells it (Linux; what issue 11 compares, little disturbed by other
 // processes on a loaded machine), "wall-ms/page" in elapsed time.
+// bench-original.sh runs this benchmark on the whole-page pipeline the
+// package had before generator rules, for the ratio issue 11 asks for.
 func benchmarkDocsites(b *testing.B) {
 	cases := loadDocsites(b)
 	cpu := make([]time.Duration, len(cases))
