@@ -283,6 +283,9 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	e.runs.Add(1)
 	e.mu.Unlock()
 	defer e.runs.Done()
+	// Every request of the run, a back end's own (Config.Fetcher, Remote,
+	// a Geonode map) included, is bounded by the request timeout.
+	ctx = fetch.WithRequestTimeout(ctx, e.limits.RequestTimeout)
 	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/fetch/geonode"
 	"github.com/recrawl/recrawl/internal/fakegeonode"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -156,5 +157,47 @@ func TestHybridBillsNothingForAnUnchangedSite(t *testing.T) {
 			continue
 		}
 		require.True(t, r.Conditional(), "direct requests carry the row's validators")
+	}
+}
+
+// WEB_REQUEST_TIMEOUT_MS bounds every request to a Geonode back end: a
+// stalled API fails each page with a *fetch.TimeoutError within the bound
+// (retries included), instead of holding the run for the client's own two
+// minutes per request.
+func TestRequestTimeoutBoundsAStalledGeonodeAPI(t *testing.T) {
+	tests := []struct {
+		name, endpoint string
+		pages          int
+	}{
+		{"single extraction", "POST /v1/extract", 3},
+		{"batch poll", "GET /v1/batch/", 60},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var failures []error
+			g := newGeonode(t, testsite.Options{Pages: tc.pages}, func(c *recrawl.Config) {
+				c.Limits.RequestTimeout = 200 * time.Millisecond
+				c.Observer = func(ev recrawl.Event) {
+					if ev.Outcome == recrawl.OutcomeFailed {
+						failures = append(failures, ev.Err)
+					}
+				}
+			})
+			g.api.Hang(tc.endpoint, 1<<20)
+			began := time.Now()
+			rep, err := g.eng.Run(context.Background(), g.src)
+			require.Less(t, time.Since(began), 30*time.Second)
+			require.NotNil(t, rep)
+			if err == nil {
+				require.Equal(t, tc.pages, rep.Failed[recrawl.StageFetch])
+				require.Len(t, failures, tc.pages)
+				err = failures[0]
+			}
+			require.ErrorIs(t, err, fetch.ErrTimeout)
+			var te *fetch.TimeoutError
+			require.ErrorAs(t, err, &te)
+			require.Equal(t, 200*time.Millisecond, te.After)
+			require.Zero(t, rep.New)
+		})
 	}
 }

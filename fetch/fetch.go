@@ -153,3 +153,28 @@ func (e *TimeoutError) Timeout() bool { return true }
 
 // Temporary reports true: a later attempt may succeed.
 func (e *TimeoutError) Temporary() bool { return true }
+
+// requestTimeoutKey holds the bound WithRequestTimeout puts in a context.
+type requestTimeoutKey struct{}
+
+// WithRequestTimeout returns a context that asks every request made on it
+// to be bounded by d, body included: a Fetcher (or any client) that sends
+// requests of its own reads the bound with RequestTimeout and applies it to
+// each request it sends, never to its waits between requests (pacing,
+// backoff, polling). The engine puts Limits.RequestTimeout
+// (WEB_REQUEST_TIMEOUT_MS) in the context of every run, so a back end such
+// as a Geonode client is bounded like the engine's own requests. d <= 0
+// leaves ctx as it is.
+func WithRequestTimeout(ctx context.Context, d time.Duration) context.Context {
+	if d <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, requestTimeoutKey{}, d)
+}
+
+// RequestTimeout returns the bound WithRequestTimeout put in ctx, and
+// whether there is one.
+func RequestTimeout(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(requestTimeoutKey{}).(time.Duration)
+	return d, ok
+}

@@ -93,7 +93,8 @@ type HTTP struct {
 	// UserAgent is sent with every request.
 	UserAgent string
 	// Timeout bounds one attempt, body included; past it the attempt fails
-	// with a *TimeoutError. When Client's transport is a *Polite, the bound
+	// with a *TimeoutError. A shorter bound in the context
+	// (WithRequestTimeout) wins. When Client's transport is a *Polite, the bound
 	// starts once Polite gives the request its pacing slot (each redirect
 	// hop gets its own), so waiting for the slot does not count; otherwise
 	// it starts when the attempt does.
@@ -198,6 +199,9 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 		client = h.Client
 	}
 	timeout := orDefault(h.Timeout, DefaultTimeout)
+	if d, ok := RequestTimeout(ctx); ok && d < timeout {
+		timeout = d
+	}
 	if _, ok := client.Transport.(requestTimer); ok {
 		ctx = context.WithValue(ctx, timeoutKey{}, timeout)
 	} else {

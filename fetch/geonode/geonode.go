@@ -290,7 +290,11 @@ func WithBackoff(base, maxWait time.Duration) Option {
 }
 
 // WithRequestTimeout bounds one API request, body included (default 2
-// minutes: a rendered extraction can take long).
+// minutes: a rendered extraction can take long). A shorter bound in the
+// request's context (fetch.WithRequestTimeout; the engine puts
+// WEB_REQUEST_TIMEOUT_MS there) wins. The bound applies to each request,
+// polls and retries included, never to the waits between them; a request
+// that runs out of time fails with a *fetch.TimeoutError.
 func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.requestTimeout = d } }
 
 // WithMaxBytes caps the body of one page (default fetch.DefaultMaxBytes);

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/internal/retry"
 )
 
@@ -70,7 +71,15 @@ func (c *Client) send(ctx context.Context, k call) (status int, body []byte, ret
 		}
 		rd = bytes.NewReader(b)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout)
+	timeout := c.cfg.requestTimeout
+	if d, ok := fetch.RequestTimeout(ctx); ok && d < timeout {
+		timeout = d
+	}
+	bound := k.page
+	if bound == "" {
+		bound = k.op()
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, &fetch.TimeoutError{URL: bound, After: timeout})
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, k.method, u.String(), rd)
 	if err != nil {

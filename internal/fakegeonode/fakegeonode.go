@@ -30,7 +30,8 @@
 // Tests steer the fake with Fail/Inject (API errors such as 429 with or
 // without Retry-After, 5xx, 408), FailURL (an extraction that fails),
 // SetBalance (402 once the balance runs out), StallBatches and
-// StallExtracts (jobs that never finish), and read what happened with
+// StallExtracts (jobs that never finish), Hang (requests that get no answer
+// at all), and read what happened with
 // Requests and Billed.
 package fakegeonode
 
@@ -123,6 +124,10 @@ type Fault struct {
 	// Body, when not empty, is sent verbatim instead of the application
 	// error body.
 	Body string
+	// Hang makes the matching requests get no answer at all: the handler
+	// holds them until the client gives up or the server closes (an API
+	// that stalls). Status and the other fields are then unused.
+	Hang bool
 }
 
 type urlFailure struct{ code, message string }
@@ -150,6 +155,9 @@ type Server struct {
 	stallAsync  bool
 	corrSeq     int
 	originCalls int
+
+	closed    chan struct{} // closed by Close: hanging requests return
+	closeOnce sync.Once
 }
 
 // New starts a fake API on loopback. Call Close when done.
@@ -179,6 +187,7 @@ func New(opts Options) *Server {
 		extracts:   map[string]*extractJob{},
 		batches:    map[string]*batchJob{},
 		stallAfter: -1,
+		closed:     make(chan struct{}),
 	}
 	if s.client == nil {
 		s.client = &http.Client{Timeout: 30 * time.Second}
@@ -201,7 +210,16 @@ func New(opts Options) *Server {
 }
 
 // Close shuts the server down.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.srv.Close()
+}
+
+// Hang makes the next n requests matching endpoint (see Fail) get no
+// answer until the client gives up: a stalled API.
+func (s *Server) Hang(endpoint string, n int) {
+	s.Inject(endpoint, Fault{Hang: true, Times: n})
+}
 
 // URL returns the base URL, such as "http://127.0.0.1:34567".
 func (s *Server) URL() string { return s.srv.URL }
@@ -360,6 +378,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		if f := s.takeFault(r.Method, r.URL.Path); f != nil {
+			if f.Hang {
+				select {
+				case <-r.Context().Done():
+				case <-s.closed:
+				}
+				return
+			}
 			s.writeFault(rec, f)
 			return
 		}
