@@ -18,26 +18,38 @@ const (
 
 // chunkBounds returns the offsets that cut src into pieces of at least
 // size bytes (the last may be shorter), starting with 0 and ending with
-// len(src), and the lines that may be link reference definitions. A cut
-// falls only at the start of a line that begins, at column 0, an ATX
-// heading ("# ") or a bullet list item with content ("- x"), outside
-// fenced code and HTML blocks: such a line closes every open block but
-// those two, so each piece parses into the blocks the whole document
-// has there (a list cut in two becomes two lists, with the same items).
-// When in doubt it does not cut.
-func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
+// len(src), and the regions of src that may hold link reference
+// definitions. A cut falls only at the start of a line that begins, at
+// column 0, an ATX heading ("# ") or a bullet list item with content
+// ("- x"), outside fenced code and HTML blocks: such a line closes every
+// open block but those two, so each piece parses into the blocks the whole
+// document has there (a list cut in two becomes two lists, with the same
+// items). When in doubt it does not cut.
+//
+// A region is a run of lines that starts where a block must start (the
+// start of src, after a blank line, after the end of fenced code or of an
+// HTML block), ends before the next such place, and has "]:" in it.
+// Parsed on its own it defines what it defines in the whole document: a
+// definition at top level, in a blockquote (nested or not) or in a list
+// item, its title on a later line included; none in a paragraph's
+// continuation or in code. A region over maxRefRegion bytes is not
+// returned: its definitions then resolve only within its own piece.
+func chunkBounds(src []byte, size int) (bounds []int, regions [][]byte) {
 	bounds = []int{0}
 	var (
 		fence    byte // '`' or '~' while in fenced code
 		fenceLen int
 		html     []byte // the end marker of an HTML block of kinds 1-5
 		htmlOpen bool   // in an HTML block that ends at a blank line
-		// canDefine: the line may start a reference definition, which
-		// cannot interrupt a paragraph (or continue one lazily): it
-		// follows the start, a blank line, a heading, the end of a code
-		// or HTML block, or another definition.
-		canDefine = true
+		region   int    // where the current region starts
+		defines  bool   // the current region has "]:"
 	)
+	flush := func(end, next int) {
+		if defines && end-region <= maxRefRegion {
+			regions = append(regions, src[region:end])
+		}
+		region, defines = next, false
+	}
 	for start := 0; start < len(src); {
 		end := bytes.IndexByte(src[start:], '\n')
 		if end < 0 {
@@ -47,7 +59,7 @@ func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
 		}
 		line := src[start:end]
 		lineAt := start
-		start = end + 1
+		start = min(end+1, len(src))
 
 		indent := 0
 		for indent < len(line) && indent < 4 && line[indent] == ' ' {
@@ -55,59 +67,61 @@ func chunkBounds(src []byte, size int) (bounds []int, refLines [][]byte) {
 		}
 		rest := line[indent:]
 		blank := len(bytes.TrimSpace(line)) == 0
-		mayDefine := canDefine
-		canDefine = blank
 		switch {
 		case fence != 0:
 			if indent < 4 && closesFence(rest, fence, fenceLen) {
-				fence, canDefine = 0, true
+				fence, region = 0, start
 			}
 			continue
 		case html != nil:
 			if bytes.Contains(bytes.ToLower(line), html) {
-				html, canDefine = nil, true
+				html, region = nil, start
 			}
 			continue
 		case htmlOpen:
-			htmlOpen = !blank
+			if htmlOpen = !blank; !htmlOpen {
+				region = start
+			}
+			continue
+		}
+		if blank {
+			flush(lineAt, start)
 			continue
 		}
 		if indent < 4 {
 			if c, n := opensFence(rest); n > 0 {
 				fence, fenceLen = c, n
+				flush(lineAt, start)
 				continue
 			}
 			if len(rest) > 0 && rest[0] == '<' {
+				flush(lineAt, start)
 				if m := htmlEnd(rest); m != nil {
 					if !bytes.Contains(bytes.ToLower(rest[1:]), m) {
 						html = m
 					} else {
-						canDefine = true
+						region = start // a one-line HTML block
 					}
 				} else {
 					htmlOpen = true
 				}
 				continue
 			}
-			if len(rest) > 0 && rest[0] == '#' && startsTopBlock(rest) {
-				canDefine = true
-			}
-			if mayDefine && len(rest) > 0 && rest[0] == '[' && bytes.Contains(rest, []byte("]:")) {
-				// The definition's title may sit on the next line.
-				next := src[min(start, len(src)):]
-				if i := bytes.IndexByte(next, '\n'); i >= 0 {
-					next = next[:i]
-				}
-				refLines = append(refLines, src[lineAt:min(lineAt+len(line)+1+len(next), len(src))])
-				canDefine = true
-			}
+		}
+		if bytes.Contains(line, []byte("]:")) {
+			defines = true
 		}
 		if lineAt-bounds[len(bounds)-1] >= size && indent == 0 && startsTopBlock(line) {
 			bounds = append(bounds, lineAt)
 		}
 	}
-	return append(bounds, len(src)), refLines
+	flush(len(src), len(src))
+	return append(bounds, len(src)), regions
 }
+
+// maxRefRegion bounds a region parsed for its reference definitions, so
+// that its syntax tree stays small.
+const maxRefRegion = chunkSize
 
 // startsTopBlock reports whether a line at column 0 opens an ATX heading
 // or a bullet list item with content.
@@ -190,12 +204,13 @@ func htmlEnd(rest []byte) []byte {
 	return nil
 }
 
-// references parses the candidate definition lines of a chunked document
-// and returns the link reference definitions among them by normalized
-// label (the first definition of a label wins, as in the whole document).
-func references(lines [][]byte) map[string]parser.Reference {
+// references parses the regions of a chunked document that may hold
+// definitions (see chunkBounds) and returns the link reference definitions
+// in them by normalized label (the first definition of a label wins, as in
+// the whole document).
+func references(regions [][]byte) map[string]parser.Reference {
 	refs := map[string]parser.Reference{}
-	for _, l := range lines {
+	for _, l := range regions {
 		pc := parser.NewContext()
 		markdown.Parse(text.NewReader(l), parser.WithContext(pc))
 		for _, r := range pc.References() {

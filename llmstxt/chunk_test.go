@@ -29,7 +29,9 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 		"<div>\n- [in html](/html)\n</div>\n\n" +
 		"## Docs\n\n- [e](/e)\n  - [nested](/nested)\n- [f](/f)\n\n[r]: /ref \"Ref\"\n\n" +
 		"## Optional\n\nSetext\n---\n\n- [g](/g)\n- - -\n- [h][l]\n\n[l]:\n  /late\n  'Late'\n" +
-		"\n## Lazy\n\nA paragraph\n[p]: /not-a-definition\n\n- item\n[q]: /neither\n\n- [see][p] and [also][q]\n"
+		"\n## Lazy\n\nA paragraph\n[p]: /not-a-definition\n\n- item\n[q]: /neither\n\n- [see][p] and [also][q]\n" +
+		"\n## Quotes\n\n- [quoted][bq] [nested][nq] [para][cq] [code][kq] [lazy][lq]\n\n> note\n>\n> [bq]: /bq\n\n> > [nq]:\n> > /nq\n\n" +
+		"> text\n> [cq]: /not-cq\n\n> ```\n>\n> [kq]: /not-kq\n> ```\n\n> para\nlazy\n> [lq]: /not-lq\n"
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
 			whole, werr := Parser{}.parse([]byte(doc), 1<<40, 0)
@@ -49,6 +51,11 @@ func TestChunkedParseEqualsWholeParse(t *testing.T) {
 				require.Contains(t, urls(pieces), "/late")
 				require.NotContains(t, urls(pieces), "/not-a-definition", "a paragraph's continuation defines nothing")
 				require.NotContains(t, urls(pieces), "/neither")
+				require.Contains(t, urls(pieces), "/bq")
+				require.Contains(t, urls(pieces), "/nq")
+				for _, not := range []string{"/not-cq", "/not-kq", "/not-lq"} {
+					require.NotContains(t, urls(pieces), not)
+				}
 			}
 		})
 	}

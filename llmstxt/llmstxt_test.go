@@ -2,6 +2,7 @@ package llmstxt_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -427,4 +428,34 @@ func TestDeepInlineNesting(t *testing.T) {
 	f := mustParse(t, doc)
 	require.Equal(t, []string{"/deep", "/page"}, pageURLs(f))
 	require.Equal(t, llmstxt.Link{Title: "img", URL: "/page", Description: "images in the title"}, f.Sections[0].Links[1])
+}
+
+// A file over 1 MiB is parsed in pieces; a reference used in one piece and
+// defined in a blockquote of another (nested, indented, or in a list item)
+// still resolves, as in a file of a few bytes, and what is not a definition
+// in the whole file (a quoted paragraph's continuation, quoted code) is
+// not one in pieces either.
+func TestReferenceDefinedInABlockquoteOfALargeFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# T\n\n## Docs\n\n- [Quoted][bq]: defined in a quote\n- [Nested][nq]\n- [Indented][iq]\n" +
+		"- [Continued][cont]\n- [Code][code]\n")
+	for i := 0; b.Len() < 1<<20+1000; i++ {
+		fmt.Fprintf(&b, "- [Page %d](/p/%d): filler\n", i, i)
+	}
+	b.WriteString("\n## More\n\n> A note.\n>\n> [bq]: /quoted.md \"Quoted\"\n\n" +
+		"> > [nq]: /nested.md\n\n   > [iq]:\n   > /indented.md\n\n" +
+		"> a paragraph\n> [cont]: /not-a-definition.md\n\n" +
+		"> ```\n>\n> [code]: /not-code.md\n> ```\n\n- [Last](/last.md)\n")
+	doc := b.String()
+	require.Greater(t, len(doc), 1<<20, "large enough to be parsed in pieces")
+	f := mustParse(t, doc)
+	links := f.Sections[0].Links
+	require.Equal(t, llmstxt.Link{Title: "Quoted", URL: "/quoted.md", Description: "defined in a quote"}, links[0])
+	require.Equal(t, llmstxt.Link{Title: "Nested", URL: "/nested.md"}, links[1])
+	require.Equal(t, llmstxt.Link{Title: "Indented", URL: "/indented.md"}, links[2])
+	require.NotEqual(t, "/not-a-definition.md", links[3].URL)
+	require.NotContains(t, pageURLs(f), "/not-a-definition.md")
+	require.NotContains(t, pageURLs(f), "/not-code.md")
+	small := mustParse(t, "# T\n\n## Docs\n\n- [Quoted][bq]\n\n> [bq]: /quoted.md\n")
+	require.Equal(t, "/quoted.md", small.Sections[0].Links[0].URL, "the small file agrees")
 }
