@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -66,6 +67,14 @@ func encode(a *Alert) ([]byte, error) {
 // wrapping ErrInvalid. When a write fails after part of a line went out,
 // the next line starts with a newline so that it stays parseable; readers
 // skip lines that are not valid JSON.
+//
+// A file a killed process left with a torn last line (no newline) is
+// repaired the same way: before its first line, JSONL looks at the end of
+// a w that is a file (an *os.File, or any writer with Stat and ReadAt);
+// when the last byte is not a newline, the first line starts with one.
+// When the end of a non-empty file cannot be read (a write-only file whose
+// name no longer opens), the first line starts with a newline anyway: a
+// blank line, which readers skip, rather than a line glued to a torn one.
 func JSONL(w io.Writer) Sink {
 	return &jsonlSink{w: w}
 }
@@ -74,6 +83,44 @@ type jsonlSink struct {
 	mu      sync.Mutex
 	w       io.Writer
 	partial bool // the last write stopped mid-line
+	checked bool // the end of w was looked at
+}
+
+// statReader is a file whose end JSONL can read.
+type statReader interface {
+	Stat() (os.FileInfo, error)
+	io.ReaderAt
+}
+
+// tornEnd reports whether w is a non-empty file that does not end with a
+// newline (or whose end cannot be read).
+func tornEnd(w io.Writer) bool {
+	f, ok := w.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	if r, ok := w.(statReader); ok {
+		if _, err := r.ReadAt(last, fi.Size()-1); err == nil {
+			return last[0] != '\n'
+		}
+	}
+	if n, ok := w.(interface{ Name() string }); ok {
+		// Opened write-only (O_APPEND|O_WRONLY): read the end by name.
+		if rf, err := os.Open(n.Name()); err == nil {
+			defer rf.Close()
+			if rfi, err := rf.Stat(); err == nil && os.SameFile(fi, rfi) {
+				if _, err := rf.ReadAt(last, fi.Size()-1); err == nil {
+					return last[0] != '\n'
+				}
+			}
+		}
+	}
+	return true
 }
 
 func (s *jsonlSink) Deliver(ctx context.Context, a Alert) error {
@@ -92,6 +139,10 @@ func (s *jsonlSink) Deliver(ctx context.Context, a Alert) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.checked {
+		s.checked = true
+		s.partial = s.partial || tornEnd(s.w)
+	}
 	line := make([]byte, 0, len(body)+2)
 	if s.partial {
 		line = append(line, '\n')

@@ -258,3 +258,51 @@ func TestMulti(t *testing.T) {
 		require.ErrorContains(t, err, "sink 2 of 2")
 	})
 }
+
+// A process killed inside a write leaves the file with a torn last line.
+// The next process's sink, on the same file opened again, starts its first
+// line on a line of its own: every alert it delivers reads back, and the
+// torn line stays one invalid line that readers skip.
+func TestJSONLRepairsATornLastLineLeftByAnotherProcess(t *testing.T) {
+	alerts := sampleAlerts()
+	whole, err := json.Marshal(alerts[0])
+	require.NoError(t, err)
+	torn := string(whole) + "\n" + string(whole[:25]) // killed mid-line
+	tests := []struct {
+		name  string
+		flags int
+		left  string
+		want  int // lines in the file afterwards
+	}{
+		{"write-only append", os.O_APPEND | os.O_WRONLY, torn, 4},
+		{"read-write append", os.O_APPEND | os.O_RDWR, torn, 4},
+		{"intact file", os.O_APPEND | os.O_WRONLY, string(whole) + "\n", 3},
+		{"empty file", os.O_APPEND | os.O_WRONLY | os.O_CREATE, "", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "alerts.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(tc.left), 0o644))
+			f, err := os.OpenFile(path, tc.flags, 0o644)
+			require.NoError(t, err)
+			s := alert.JSONL(f)
+			require.NoError(t, s.Deliver(context.Background(), alerts[1]))
+			require.NoError(t, s.Deliver(context.Background(), alerts[2]))
+			require.NoError(t, f.Close())
+
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(string(data), tc.left), "what was there is kept")
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			require.Len(t, lines, tc.want)
+			var got []alert.Alert
+			for _, l := range lines {
+				var a alert.Alert
+				if json.Unmarshal([]byte(l), &a) == nil {
+					got = append(got, a)
+				}
+			}
+			require.Equal(t, alerts[1:3], got[len(got)-2:], "both new alerts read back")
+		})
+	}
+}
