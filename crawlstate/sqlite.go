@@ -119,6 +119,12 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 		params.Set("_journal_mode", "WAL")
 		params.Set("_synchronous", "NORMAL")
 	}
+	// The writer's page cache holds the B-tree pages a large batch keeps
+	// returning to: UpsertDiscovered of a million new URLs appends to
+	// pages_listed at one point per listing document, hundreds of leaf
+	// pages that SQLite's default 2 MiB cache would evict and reread on
+	// every row. Pages are allocated only as they are used.
+	params.Set("_cache_size", strconv.Itoa(-writerCacheKiB))
 
 	w, err := sql.Open("sqlite3", dsn(path, params))
 	if err != nil {
@@ -147,6 +153,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	}
 
 	params.Del("_journal_mode") // set once, persistently, by the writer
+	params.Del("_cache_size")   // readers keep SQLite's default
 	params.Del("_txlock")
 	params.Set("_query_only", "true")
 	r, err := sql.Open("sqlite3", dsn(path, params))
@@ -163,6 +170,9 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	s.r = r
 	return s, nil
 }
+
+// writerCacheKiB bounds the writer connection's page cache, in KiB.
+const writerCacheKiB = 64 << 10
 
 // dsn builds a go-sqlite3 data source name. File paths become file: URIs
 // with the path escaped, so '?', '#' and '%' in a file name stay part of it.
@@ -467,20 +477,52 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 	// Loading in key order appends to the B-trees instead of splitting
 	// pages all over them (about 3x faster for a large batch); the stable
 	// sort keeps the first of duplicate URLs first.
-	order := make([]int32, len(urls))
-	for i := range order {
-		order[i] = int32(i)
-	}
 	// (pdqsort with the index as tie-break: stable, and much cheaper than
-	// SortStableFunc's insertion merges on a million URLs).
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := strings.Compare(urls[a].URL, urls[b].URL); c != 0 {
+	// SortStableFunc's insertion merges on a million URLs; the keys are
+	// sorted side by side, not through the slice of Discovered.)
+	keys := make([]sortKey, len(urls))
+	for i := range keys {
+		keys[i] = sortKey{urls[i].URL, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if c := strings.Compare(a.url, b.url); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(a.i, b.i)
 	})
+	order := make([]int32, len(urls))
+	for i, k := range keys {
+		order[i] = k.i
+	}
+	keys = nil
 
 	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
+		// A source's first listing (every URL new) goes straight into
+		// pages: nothing to classify against.
+		var fresh bool
+		if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pages WHERE source = ?)`, source).Scan(&fresh); err != nil {
+			return fmt.Errorf("crawlstate: %s: %w", op, err)
+		}
+		if fresh {
+			// Into an empty table, the due and listing indexes are built
+			// once after the insert (one sort) instead of row by row; the
+			// transaction makes the rebuild atomic.
+			rebuild, err := dropForBulk(ctx, tx, len(urls))
+			if err != nil {
+				return fmt.Errorf("crawlstate: %s: %w", op, err)
+			}
+			n, err := insertFresh(ctx, tx, source, now, urls, order)
+			if err != nil {
+				return fmt.Errorf("crawlstate: %s: %w", op, err)
+			}
+			for _, q := range rebuild {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("crawlstate: %s: rebuild index: %w", op, err)
+				}
+			}
+			st.New = n
+			return nil
+		}
 		if _, err := tx.ExecContext(ctx, scratchTables); err != nil {
 			return fmt.Errorf("crawlstate: %s: prepare scratch tables: %w", op, err)
 		}
@@ -551,6 +593,124 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		return UpsertStats{}, err
 	}
 	return st, nil
+}
+
+// bulkIndexRows is the batch size from which a first listing into an
+// empty table builds the due and listing indexes after the insert.
+const bulkIndexRows = 10_000
+
+// dropForBulk drops the indexes pages_due and pages_listed when the
+// pages table is empty and n rows are about to be inserted (at least
+// bulkIndexRows), and returns the statements that create them again, as
+// the schema holds them.
+func dropForBulk(ctx context.Context, tx *sql.Tx, n int) ([]string, error) {
+	if n < bulkIndexRows {
+		return nil, nil
+	}
+	var empty bool
+	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pages)`).Scan(&empty); err != nil {
+		return nil, err
+	}
+	if !empty {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema
+		WHERE type = 'index' AND tbl_name = 'pages' AND name IN ('pages_due', 'pages_listed') ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	var names, create []string
+	for rows.Next() {
+		var name, q string
+		if err := rows.Scan(&name, &q); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names, create = append(names, name), append(create, q)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", name, err)
+		}
+	}
+	return create, nil
+}
+
+// sortKey is a URL of a batch and its position in the batch.
+type sortKey struct {
+	url string
+	i   int32
+}
+
+// freshSQL returns the statement that inserts n new rows into pages, as
+// mergeSQL's "insert new" does; ?1 is the source, ?2 now, ?3 the zero
+// time, then url, original_url, lastmod, via for each row. A URL already
+// inserted (listed twice) is ignored: its first entry wins.
+func freshSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT OR IGNORE INTO pages (source, url, original_url, first_seen, last_seen,
+	last_fetched, next_check, sitemap_lastmod, listed_in) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		k := 4 + 4*i
+		fmt.Fprintf(&b, "(?1, ?%d, ?%d, ?2, ?2, ?3, ?3, ?%d, ?%d)", k, k+1, k+2, k+3)
+	}
+	return b.String()
+}
+
+// insertFresh inserts urls, in the given order, as new rows of a source
+// that has none, loadRowsPerStatement to a statement; it returns how many
+// rows it inserted.
+func insertFresh(ctx context.Context, tx *sql.Tx, source string, now time.Time, urls []Discovered, order []int32) (int, error) {
+	var stmts [2]*sql.Stmt
+	defer func() {
+		for _, st := range stmts {
+			if st != nil {
+				_ = st.Close()
+			}
+		}
+	}()
+	args := make([]any, 0, 3+4*loadRowsPerStatement)
+	inserted := 0
+	for rest := order; len(rest) > 0; {
+		batch := rest[:min(len(rest), loadRowsPerStatement)]
+		rest = rest[len(batch):]
+		k := 0
+		if len(batch) < loadRowsPerStatement {
+			k = 1
+		}
+		if stmts[k] == nil {
+			st, err := tx.PrepareContext(ctx, freshSQL(len(batch)))
+			if err != nil {
+				return 0, fmt.Errorf("prepare insert: %w", err)
+			}
+			stmts[k] = st
+		}
+		args = append(args[:0], source, encTime(now), int64(zeroTime))
+		for _, i := range batch {
+			d := urls[i]
+			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod), d.Via)
+		}
+		// As in load: no per-statement cancellation goroutine.
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		res, err := stmts[k].ExecContext(context.Background(), args...)
+		if err != nil {
+			return 0, fmt.Errorf("insert %d URLs from %q: %w", len(batch), urls[batch[0]].URL, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("insert %d URLs from %q: %w", len(batch), urls[batch[0]].URL, err)
+		}
+		inserted += int(n)
+	}
+	return inserted, nil
 }
 
 // load appends urls, in the given order, to discovered_raw: full

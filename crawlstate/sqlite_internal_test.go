@@ -2,6 +2,7 @@ package crawlstate
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -227,4 +228,80 @@ func TestDueQueryPlan(t *testing.T) {
 	require.Contains(t, count, "pages_due", count)
 	next := plan(`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0`, "docs")
 	require.Contains(t, next, "pages_due", next)
+}
+
+// A first listing of bulkIndexRows URLs or more into an empty table builds
+// pages_due and pages_listed after the insert: the schema ends as it began,
+// the queries still use the indexes, and the rows are those of the
+// row-by-row path (the first entry of a duplicate wins).
+func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := OpenSQLite(path)
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := t.Context()
+	schema := func() map[string]string {
+		rows, err := s.r.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL`)
+		require.NoError(t, err)
+		defer rows.Close()
+		m := map[string]string{}
+		for rows.Next() {
+			var name, q string
+			require.NoError(t, rows.Scan(&name, &q))
+			m[name] = q
+		}
+		require.NoError(t, rows.Err())
+		return m
+	}
+	before := schema()
+	require.Contains(t, before, "pages_due")
+	require.Contains(t, before, "pages_listed")
+
+	const n = bulkIndexRows + 500
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	ds := make([]Discovered, 0, n+1)
+	for i := range n {
+		ds = append(ds, Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d", (i*7919)%n), OriginalURL: "first",
+			LastMod: t0.Add(time.Duration(i) * time.Second), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", i%7)})
+	}
+	ds = append(ds, Discovered{URL: ds[3].URL, OriginalURL: "second"})
+	st, err := s.UpsertDiscovered(ctx, "docs", t0, ds)
+	require.NoError(t, err)
+	require.Equal(t, UpsertStats{New: n}, st)
+	require.Equal(t, before, schema(), "the indexes are back, as the schema defined them")
+
+	r, err := s.Get(ctx, "docs", ds[3].URL)
+	require.NoError(t, err)
+	require.Equal(t, "first", r.OriginalURL)
+	require.Equal(t, ds[3].Via, r.ListedIn)
+	require.True(t, r.NextCheck.IsZero(), "due now")
+
+	due, err := s.CountDue(ctx, "docs", t0)
+	require.NoError(t, err)
+	require.Equal(t, n, due)
+	var plan []string
+	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+dueSQL, sql.Named("source", "docs"), sql.Named("now", encTime(t0)),
+		sql.Named("after_next", encTime(time.Time{})), sql.Named("after_url", ""), sql.Named("limit", 10))
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, errors.Join(rows.Err(), rows.Close()))
+	require.Contains(t, strings.Join(plan, "\n"), "pages_due", plan)
+	touched, err := s.TouchListed(ctx, "docs", "https://ex.com/sitemap-3.xml", t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, n/7, touched) // i%7 == 3 for i < n (n is a multiple of 7)
+
+	// A second source goes through the row-by-row path: the table is
+	// not empty.
+	st, err = s.UpsertDiscovered(ctx, "blog", t0, ds[:bulkIndexRows])
+	require.NoError(t, err)
+	require.Equal(t, UpsertStats{New: bulkIndexRows}, st)
+	require.Equal(t, before, schema())
+	st, err = s.UpsertDiscovered(ctx, "docs", t0.Add(2*time.Hour), ds)
+	require.NoError(t, err)
+	require.Equal(t, UpsertStats{Seen: n}, st)
 }

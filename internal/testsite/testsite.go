@@ -64,10 +64,12 @@ type Options struct {
 	// page (default 120).
 	Words int
 	// DocsChrome makes generated pages look like a real documentation
-	// site's: inline style and script in the head, a sidebar of 150 links,
-	// an on-page table of contents, and articles whose length varies with
-	// the page from half to twice Words, in sections with
-	// headings and code blocks. With Words 2000 pages weigh 20–60 KB.
+	// site's, with the markup of Material for MkDocs (its generator tag,
+	// md-* layout and content container, an edit button): inline style and
+	// script in the head, a sidebar of 150 links, an on-page table of
+	// contents, and articles whose length varies with the page from half to
+	// twice Words, in sections with headings and code blocks. With Words
+	// 2000 pages weigh 20–60 KB.
 	DocsChrome bool
 }
 
@@ -916,12 +918,15 @@ func (s *Site) render(p *Page, seq int) []byte {
 	}
 	if s.opts.DocsChrome {
 		b.WriteString(docsHead)
-	}
-	b.WriteString("</head><body>\n<header><nav><a href=\"/\">Home</a> <a href=\"" + s.opts.PathPrefix + "\">Docs</a></nav></header>\n")
-	if s.opts.DocsChrome {
+		b.WriteString("</head><body dir=\"ltr\">\n<header class=\"md-header\"><nav class=\"md-header__inner md-grid\" aria-label=\"Header\"><a href=\"/\" class=\"md-header__button md-logo\">Home</a> <a href=\"" + s.opts.PathPrefix + "\">Docs</a></nav></header>\n")
+		b.WriteString("<div class=\"md-container\"><main class=\"md-main\"><div class=\"md-main__inner md-grid\">\n")
 		s.sidebar(&b)
+		b.WriteString("<div class=\"md-content\" data-md-component=\"content\"><article class=\"md-content__inner md-typeset\">\n")
+		fmt.Fprintf(&b, "<a href=\"https://github.com/example/docs/edit/main%s.md\" title=\"Edit this page\" class=\"md-content__button md-icon\">Edit</a>\n", p.Path)
+	} else {
+		b.WriteString("</head><body>\n<header><nav><a href=\"/\">Home</a> <a href=\"" + s.opts.PathPrefix + "\">Docs</a></nav></header>\n")
+		b.WriteString("<main><article>\n")
 	}
-	b.WriteString("<main><article>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n%s", p.Title, p.Content)
 	if p.Volatile {
 		stamp := DefaultStart.Add(time.Duration(seq) * time.Second).Format(time.RFC3339)
@@ -934,26 +939,33 @@ func (s *Site) render(p *Page, seq int) []byte {
 		}
 		b.WriteString("</ul>\n")
 	}
+	if s.opts.DocsChrome {
+		b.WriteString("</article></div></div></main>\n<footer class=\"md-footer\"><nav class=\"md-footer__inner md-grid\" aria-label=\"Footer\"><a href=\"" + s.opts.PathPrefix + "\" class=\"md-footer__link md-footer__link--prev\">Previous</a></nav>" +
+			"<div class=\"md-footer-meta md-typeset\"><p>© 2026 Example Docs. All rights reserved. Made with Material for MkDocs</p></div></footer></div>\n</body></html>\n")
+		return b.Bytes()
+	}
 	b.WriteString("</article></main>\n<footer><p>© 2026 Example Docs. All rights reserved.</p></footer>\n</body></html>\n")
 	return b.Bytes()
 }
 
-// docsHead is the inline style and script of a DocsChrome page.
-var docsHead = "<style>" + strings.Repeat(".sidebar a{display:block;padding:2px 8px;color:#334}.toc li{margin:0}pre{background:#f6f8fa;padding:12px}", 12) + "</style>\n" +
+// docsHead is the generator tag, inline style and script of a DocsChrome
+// page.
+var docsHead = "<meta name=\"generator\" content=\"mkdocs-1.6.1, mkdocs-material-9.5.39\">\n<style>" + strings.Repeat(".sidebar a{display:block;padding:2px 8px;color:#334}.toc li{margin:0}pre{background:#f6f8fa;padding:12px}", 12) + "</style>\n" +
 	"<script>window.__DOCS__={version:\"1.0\",search:{index:\"/search-index.json\"}};" + strings.Repeat("document.querySelectorAll('pre').forEach(function(e){e.dataset.copy=1});", 10) + "</script>\n"
 
-// sidebar writes a DocsChrome page's navigation: 150 links in sections.
+// sidebar writes a DocsChrome page's navigation, as Material for MkDocs
+// lays it out: 150 links in sections, then the on-page table of contents.
 func (s *Site) sidebar(b *bytes.Buffer) {
-	b.WriteString("<aside class=\"sidebar\"><nav aria-label=\"Documentation\">\n")
+	b.WriteString("<div class=\"md-sidebar md-sidebar--primary\" data-md-component=\"sidebar\" data-md-type=\"navigation\"><div class=\"md-sidebar__scrollwrap\"><nav class=\"md-nav md-nav--primary sidebar\" aria-label=\"Documentation\">\n")
 	for sec := 0; sec < 10; sec++ {
-		fmt.Fprintf(b, "<h3>Section %d</h3>\n<ul>\n", sec+1)
+		fmt.Fprintf(b, "<h3 class=\"md-nav__title\">Section %d</h3>\n<ul class=\"md-nav__list\">\n", sec+1)
 		for k := 0; k < 15; k++ {
 			j := sec*15 + k + 1
-			fmt.Fprintf(b, "<li><a class=\"sidebar-link\" href=\"%spage-%04d\">%s %s</a></li>\n", s.opts.PathPrefix, j, words[j%len(words)], words[(j*3)%len(words)])
+			fmt.Fprintf(b, "<li class=\"md-nav__item\"><a class=\"md-nav__link sidebar-link\" href=\"%spage-%04d\">%s %s</a></li>\n", s.opts.PathPrefix, j, words[j%len(words)], words[(j*3)%len(words)])
 		}
 		b.WriteString("</ul>\n")
 	}
-	b.WriteString("</nav></aside>\n<nav class=\"toc\"><ul><li><a href=\"#example\">Example</a></li><li><a href=\"#settings\">Settings</a></li></ul></nav>\n")
+	b.WriteString("</nav></div></div>\n<div class=\"md-sidebar md-sidebar--secondary\" data-md-component=\"sidebar\" data-md-type=\"toc\"><nav class=\"md-nav md-nav--secondary toc\" aria-label=\"On this page\"><ul class=\"md-nav__list\"><li class=\"md-nav__item\"><a class=\"md-nav__link\" href=\"#example\">Example</a></li><li class=\"md-nav__item\"><a class=\"md-nav__link\" href=\"#settings\">Settings</a></li></ul></nav></div>\n")
 }
 
 func (s *Site) sitemapLocked(path string) ([]byte, bool) {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -209,7 +210,25 @@ func TestDocsChromePagesWeighLikeRealDocs(t *testing.T) {
 		_, body := get(t, s, path, nil)
 		require.Greater(t, len(body), 20<<10, path)
 		require.Less(t, len(body), 60<<10, path)
-		require.Contains(t, string(body), `class="sidebar-link"`)
+		require.Contains(t, string(body), `sidebar-link"`)
+	}
+}
+
+func TestDocsChromePagesAreMaterialForMkDocs(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 3, Words: 400, DocsChrome: true})
+	defer s.Close()
+	for _, path := range s.Paths() {
+		_, body := get(t, s, path, nil)
+		require.Contains(t, string(body), `<meta name="generator" content="mkdocs-1.6.1, mkdocs-material-9.5.39">`)
+		doc, err := extract.FromHTML(body, s.PageURL(path))
+		require.NoError(t, err)
+		// The mkdocs-material rule converts the article alone: the page
+		// title first, no sidebar, no edit button, no footer.
+		page, _ := s.Page(path)
+		require.True(t, strings.HasPrefix(doc.Markdown, "# "+page.Title+"\n"), doc.Markdown[:min(len(doc.Markdown), 200)])
+		require.NotContains(t, doc.Markdown, "page-0150", "the sidebar's last link")
+		require.NotContains(t, doc.Markdown, "Edit")
+		require.NotContains(t, doc.Markdown, "All rights reserved")
 	}
 }
 
