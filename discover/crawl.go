@@ -24,8 +24,11 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 
 // Crawl discovers the pages of a site that has neither a sitemap nor an
 // llms.txt file by crawling it breadth-first from one page, with colly
-// (github.com/gocolly/colly/v2) doing the requests and, without a
-// PageHandler, the link extraction.
+// (github.com/gocolly/colly/v2) doing the requests. Without a PageHandler
+// the links are read from each page with the HTML tokenizer
+// (golang.org/x/net/html), streamed into the crawl's queue: no DOM and no
+// list of the page's links is built, so a page of a million links costs
+// little more than its body and the links the crawl keeps.
 //
 // # Scope
 //
@@ -70,7 +73,9 @@ const pageAccept = "text/html, application/xhtml+xml;q=0.9, */*;q=0.5"
 // Pages deeper than Env.MaxDepth are not requested; Discover then returns
 // a *LimitError{Limit: "max_depth"} if at least one link was cut that way.
 // At most Env.MaxDocuments pages are requested; when pages remain, the
-// crawl ends with a *LimitError{Limit: "max_pages"}. A page counts when its
+// crawl ends with a *LimitError{Limit: "max_pages"} (the queue holds at
+// most twice MaxDocuments links; a link past that is dropped, and the crawl
+// ends the same way). A page counts when its
 // request was sent: an answer arrived (any status), or the client's error
 // came from the network (a dial, read or write failure, a timeout). A
 // request the transport refused before sending it (a robots.txt denial,
@@ -172,7 +177,6 @@ type pageResult struct {
 	contentType string
 	final       string
 	body        []byte
-	links       []string
 	err         error
 	local       bool // err is the crawl's own refusal of the answer
 	notHTML     bool // a 2xx answer that is not HTML; its body was not read
@@ -193,8 +197,16 @@ type crawler struct {
 
 	requested int
 	depthCut  bool
+	overflow  bool // a link was not queued: the queue held all the crawl could still request
 	failed    []error
 }
+
+// queueFactor bounds the crawl's queue to this many times Env.MaxDocuments
+// links: no more can be requested, and the slack is for links Prepare
+// skips. A page of a million links thus costs its body, not a million
+// queued URLs. A link past the bound is dropped, and the crawl ends with
+// the max_pages *LimitError, since pages remained.
+const queueFactor = 2
 
 const resultKey = "recrawl.page"
 
@@ -252,14 +264,9 @@ func (cr *crawler) collector() *colly.Collector {
 			res.err = err
 		}
 	})
-	if cr.env.Pages == nil {
-		col.OnHTML("a[href]", func(e *colly.HTMLElement) {
-			res := e.Response.Ctx.GetAny(resultKey).(*pageResult)
-			if l := e.Request.AbsoluteURL(e.Attr("href")); l != "" {
-				res.links = append(res.links, l)
-			}
-		})
-	}
+	// No OnHTML callback: colly would parse every page into a DOM (some
+	// 30 times the body for a page of links). The links are read from the
+	// body with the HTML tokenizer instead (eachPageLink).
 	return col
 }
 
@@ -308,10 +315,6 @@ func (cr *crawler) run(ctx context.Context, yield func(Link) error) error {
 		if !res.local && (res.status >= 500 || res.status == http.StatusTooManyRequests || (res.err != nil && reachedNetwork(res.err))) {
 			cr.failed = append(cr.failed, &FetchError{URL: item.url, Status: res.status, Err: res.err})
 		}
-		links, err := cr.links(ctx, item, res)
-		if err != nil {
-			return err
-		}
 		base := item.url
 		if res.final != "" {
 			base = res.final
@@ -326,9 +329,26 @@ func (cr *crawler) run(ctx context.Context, yield func(Link) error) error {
 				}
 			}
 		}
+		if pages == nil && res.err == nil && res.status >= 200 && res.status <= 299 {
+			// Stream the links of the body into the queue: neither a
+			// DOM nor a list of every link is built.
+			body := res.body
+			res.body = nil
+			if err := eachPageLink(body, base, func(base, ref string) error { return cr.enqueueOne(base, item.depth+1, ref, yield) }); err != nil {
+				return err
+			}
+			continue
+		}
+		links, err := cr.links(ctx, item, res)
+		if err != nil {
+			return err
+		}
 		if err := cr.enqueue(base, item.depth+1, links, yield); err != nil {
 			return err
 		}
+	}
+	if limit == nil && cr.overflow {
+		limit = &LimitError{Limit: "max_pages", Value: cr.env.maxDocuments()}
 	}
 	if n := len(cr.failed); n > 0 {
 		shown := cr.failed[:min(n, 10)]
@@ -364,8 +384,9 @@ func (cr *crawler) fetch(reqCtx context.Context, item crawlItem, v Validators) *
 	return res
 }
 
-// links returns the outgoing links of a requested page: Handle's with a
-// PageHandler, else those colly extracted from a 2xx answer.
+// links returns the outgoing links of a requested page with a
+// PageHandler (Handle's), and logs a failed page without one (the links of
+// a 2xx answer are streamed from its body in run).
 func (cr *crawler) links(ctx context.Context, item crawlItem, res *pageResult) ([]string, error) {
 	if cr.env.Pages != nil {
 		page := CrawledPage{URL: item.url, FinalURL: res.final, Depth: item.depth, Err: res.err, Prefetched: res.prefetched}
@@ -381,10 +402,7 @@ func (cr *crawler) links(ctx context.Context, item crawlItem, res *pageResult) (
 		cr.env.logger().DebugContext(ctx, "crawled page failed", "url", item.url, "err", res.err)
 		return nil, nil
 	}
-	if res.status < 200 || res.status > 299 {
-		return nil, nil
-	}
-	return res.links, nil
+	return nil, nil // a page that is not a 2xx answer has no links to follow
 }
 
 // enqueue queues the links of a page (resolved against base) that are in
@@ -393,6 +411,16 @@ func (cr *crawler) links(ctx context.Context, item crawlItem, res *pageResult) (
 // SkipInvalid, so it is counted; links of other schemes (mailto:,
 // javascript:) are not web pages and are ignored.
 func (cr *crawler) enqueue(base string, depth int, links []string, yield func(Link) error) error {
+	for _, raw := range links {
+		if err := cr.enqueueOne(base, depth, raw, yield); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueOne queues one link, as enqueue does.
+func (cr *crawler) enqueueOne(base string, depth int, raw string, yield func(Link) error) error {
 	invalid := func(u string) error {
 		k := "\x00" + u // never a normalized URL
 		if _, dup := cr.seen[k]; dup {
@@ -401,35 +429,31 @@ func (cr *crawler) enqueue(base string, depth int, links []string, yield func(Li
 		cr.seen[k] = struct{}{}
 		return yield(Link{URL: u, Depth: depth, Skip: SkipInvalid})
 	}
-	for _, raw := range links {
-		raw = strings.TrimSpace(raw)
-		if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
-			continue // mailto:, javascript:, ftp:... lead to no web page
-		}
-		abs, err := cr.request.Resolve(base, raw)
-		if err != nil {
-			if err := invalid(raw); err != nil {
-				return err
-			}
-			continue
-		}
-		key, err := cr.identity.URL(abs)
-		if err != nil {
-			if err := invalid(abs); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) || NotDocumentPath(abs) || !inOnly(cr.only, abs) {
-			continue
-		}
-		if depth > cr.env.maxDepth() {
-			cr.depthCut = true
-			continue
-		}
-		cr.seen[key] = struct{}{}
-		cr.queue = append(cr.queue, crawlItem{url: abs, depth: depth})
+	raw = strings.TrimSpace(raw)
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
+		return nil // mailto:, javascript:, ftp:... lead to no web page
 	}
+	abs, err := cr.request.Resolve(base, raw)
+	if err != nil {
+		return invalid(raw)
+	}
+	key, err := cr.identity.URL(abs)
+	if err != nil {
+		return invalid(abs)
+	}
+	if _, dup := cr.seen[key]; dup || !cr.scope.contains(abs) || NotDocumentPath(abs) || !inOnly(cr.only, abs) {
+		return nil
+	}
+	if depth > cr.env.maxDepth() {
+		cr.depthCut = true
+		return nil
+	}
+	if len(cr.queue) >= queueFactor*cr.env.maxDocuments() {
+		cr.overflow = true
+		return nil
+	}
+	cr.seen[key] = struct{}{}
+	cr.queue = append(cr.queue, crawlItem{url: abs, depth: depth})
 	return nil
 }
 
@@ -539,13 +563,29 @@ func countPageLinks(body []byte, pageURL string) int {
 // its <base href> or pageURL, as colly's a[href] extraction does.
 func pageLinks(body []byte, pageURL string) []string {
 	request := normalize.Policy{KeepTrailingSlash: true}
-	base := pageURL
 	var out []string
+	_ = eachPageLink(body, pageURL, func(base, ref string) error {
+		if abs, err := request.Resolve(base, ref); err == nil {
+			out = append(out, abs)
+		}
+		return nil
+	})
+	return out
+}
+
+// eachPageLink calls f with the href of each <a href> of an HTML page,
+// trimmed, and the base to resolve it against (its <base href>, else
+// pageURL), in document order, and stops at f's first error. It reads the
+// page with the HTML tokenizer, token by token: beyond body it holds one
+// token at a time, never a DOM.
+func eachPageLink(body []byte, pageURL string, f func(base, ref string) error) error {
+	request := normalize.Policy{KeepTrailingSlash: true}
+	base := pageURL
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return out
+			return nil
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			tag := string(name)
@@ -560,8 +600,8 @@ func pageLinks(body []byte, pageURL string) []string {
 						if b, err := request.Resolve(pageURL, ref); err == nil {
 							base = b
 						}
-					} else if abs, err := request.Resolve(base, ref); err == nil {
-						out = append(out, abs)
+					} else if err := f(base, ref); err != nil {
+						return err
 					}
 				}
 				if !more {
@@ -605,8 +645,5 @@ func prefetchedPage(doc *entryDoc, env Env) *pageResult {
 		}
 	}
 	res.body = body
-	if env.Pages == nil {
-		res.links = pageLinks(body, doc.final)
-	}
 	return res
 }

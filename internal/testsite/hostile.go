@@ -1,6 +1,8 @@
 package testsite
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,13 +11,14 @@ import (
 )
 
 // Hostile behaviours: bodies generated while they are served (never held in
-// memory, so a test can measure the client's memory alone), fan-out sitemap
-// indexes and answers that trickle.
+// memory, so a test can measure the client's memory alone), gzip bombs,
+// fan-out sitemap indexes and answers that trickle.
 
 // generated is a document produced on the fly: head, then item(0) ..
 // item(n-1), then tail.
 type generated struct {
 	contentType string
+	encoding    string // Content-Encoding, if any
 	head, tail  string
 	n           int
 	item        func(i int) string
@@ -66,6 +69,36 @@ func (s *Site) HugeLinks(path string, n int) string {
 		"</ul></main></body></html>\n")
 }
 
+// GzipBomb makes path answer a gzip stream that inflates to head, then mib
+// MiB of blanks, then tail: concatenated gzip members, about 1 KiB on the
+// wire per MiB inflated, generated while served. With encoded the answer
+// is a contentType body sent with Content-Encoding: gzip, which an HTTP
+// client's transport inflates on the fly; without it, it is a gzip file
+// of contentType (such as application/gzip for a sitemap.xml.gz). It
+// returns the URL.
+func (s *Site) GzipBomb(path, contentType, head string, mib int, tail string, encoded bool) string {
+	member := func(b []byte) string {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		return buf.String()
+	}
+	blank := member(bytes.Repeat([]byte(" "), 1<<20))
+	g := generated{contentType: contentType, head: member([]byte(head)), tail: member([]byte(tail)), n: mib,
+		item: func(int) string { return blank }}
+	if encoded {
+		g.encoding = "gzip"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gens == nil {
+		s.gens = map[string]generated{}
+	}
+	s.gens[path] = g
+	return s.srv.URL + path
+}
+
 // FanOut serves a sitemap index tree under prefix (such as "/fan/"):
 // every document prefix+"<k>.xml" is a sitemap index listing width child
 // indexes, prefix+"<k·width+1>.xml" .. prefix+"<k·width+width>.xml", so
@@ -111,6 +144,9 @@ func (s *Site) fanOutLocked(path string) (generated, bool) {
 // serveGenerated writes g, stopping when the client hangs up.
 func serveGenerated(w http.ResponseWriter, r *http.Request, g generated) {
 	w.Header().Set("Content-Type", g.contentType)
+	if g.encoding != "" {
+		w.Header().Set("Content-Encoding", g.encoding)
+	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return

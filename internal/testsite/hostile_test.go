@@ -1,6 +1,9 @@
 package testsite_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,4 +50,25 @@ func TestTrickle(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "abcdef", string(body))
 	require.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond, "five gaps of 20 ms between six bytes")
+}
+
+func TestGzipBomb(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 1})
+	defer s.Close()
+	s.GzipBomb("/bomb.xml.gz", "application/gzip", "<urlset>", 3, "</urlset>", false)
+	resp, body := get(t, s, "/bomb.xml.gz", nil)
+	require.Equal(t, "application/gzip", resp.Header.Get("Content-Type"))
+	require.Less(t, len(body), 16<<10, "small on the wire")
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	inflated, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Len(t, inflated, len("<urlset>")+3<<20+len("</urlset>"))
+	require.True(t, strings.HasPrefix(string(inflated), "<urlset>   "))
+
+	// Encoded: the client's transport inflates it.
+	s.GzipBomb("/bomb.html", "text/html", "<p>", 2, "</p>", true)
+	resp, body = get(t, s, "/bomb.html", nil)
+	require.True(t, resp.Uncompressed)
+	require.Len(t, body, len("<p>")+2<<20+len("</p>"))
 }
