@@ -1,6 +1,8 @@
 package llmstxt
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -8,6 +10,14 @@ import (
 // FuzzChunkedParse checks that parsing in pieces (cut at every place
 // chunkBounds allows) gives the File, or the error, of a whole parse.
 func FuzzChunkedParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	for _, s := range []string{
 		"# T\n\n- [a][r]\n\n> [r]: /r\n",
 		"# T\n\n- [a][r]\n\n> p\n> [r]: /r\n",
