@@ -73,6 +73,7 @@ func TestPeakHeapGzipBomb(t *testing.T) {
 			peak := peakHeap(func() { rep, err = f.eng.Run(context.Background(), src) })
 			t.Logf("gzip bomb (%s) of %d MiB inflated: peak heap %.1f MiB", tc.name, mib, float64(peak)/(1<<20))
 			tc.check(t, f, rep, err, failures)
+			requireRequests(t, f.site, rep, false)
 			require.Less(t, peak, tc.limit)
 		})
 	}
@@ -126,6 +127,7 @@ func TestPeakHeapMillionLinkPage(t *testing.T) {
 	}
 	t.Logf("crawl of a page of %d links (%.1f MiB): peak heap %.0f MiB, %.1f× its body", n, float64(body)/(1<<20), float64(peak)/(1<<20), float64(peak)/float64(body))
 	require.NoError(t, err)
+	requireRequests(t, f.site, rep, false)
 	require.Equal(t, recrawl.StopMaxPages, rep.StoppedBy)
 	require.Greater(t, body, 45<<20)
 	require.Less(t, peak, uint64(12*body))
