@@ -448,7 +448,7 @@ func (cr *crawler) enqueueOne(base string, depth int, raw string, yield func(Lin
 		cr.depthCut = true
 		return nil
 	}
-	if len(cr.queue) >= queueFactor*cr.env.maxDocuments() {
+	if max := cr.env.maxDocuments(); max <= maxInt/queueFactor && len(cr.queue) >= queueFactor*max {
 		cr.overflow = true
 		return nil
 	}

@@ -2,6 +2,7 @@ package discover_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -85,4 +86,26 @@ func TestPeakHeapCrawlOfAMillionLinkPage(t *testing.T) {
 	require.Equal(t, 3, yielded, "the start page and the two links requested")
 	require.Greater(t, body, 45<<20)
 	require.Less(t, peak, uint64(6*body))
+}
+
+// The crawl's queue is bounded by twice MaxDocuments; a MaxDocuments too
+// large to double (an engine without a page cap) leaves it unbounded
+// rather than overflowing to nothing.
+func TestCrawlQueueBound(t *testing.T) {
+	for _, max := range []int{math.MaxInt, math.MaxInt/2 + 1, 50} {
+		site := testsite.New(testsite.Options{Pages: 1})
+		t.Cleanup(site.Close)
+		start := site.HugeLinks("/docs/many.html", 200)
+		var yielded int
+		err := discover.Crawl{URL: start}.Discover(context.Background(), discover.Env{Client: site.Client(), MaxDocuments: max},
+			func(discover.Link) error { yielded++; return nil })
+		if max == 50 {
+			var le *discover.LimitError
+			require.ErrorAs(t, err, &le)
+			require.Equal(t, 50, yielded)
+			continue
+		}
+		require.NoError(t, err, "MaxDocuments %d", max)
+		require.Equal(t, 201, yielded, "MaxDocuments %d: the start page and its 200 links", max)
+	}
 }
