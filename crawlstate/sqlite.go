@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // SQLite is the default State: one SQLite database file in WAL mode.
@@ -156,7 +158,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	params.Del("_cache_size")   // readers keep SQLite's default
 	params.Del("_txlock")
 	params.Set("_query_only", "true")
-	r, err := sql.Open("sqlite3", dsn(path, params))
+	r, err := sql.Open(readerDriver, dsn(path, params))
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("crawlstate: open %s for reading: %w", path, err)
@@ -169,6 +171,24 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	}
 	s.r = r
 	return s, nil
+}
+
+// readerDriver is go-sqlite3 with every new connection reading the
+// database file through a memory map of up to readerMmapBytes: the due
+// queue looks each row up in pages by its key, and a page read is then a
+// memory access instead of a pread system call (the file's pages are
+// shared with the operating system's cache, not copied per connection).
+// Writes do not go through the map.
+const readerDriver = "sqlite3-recrawl-reader"
+
+// readerMmapBytes bounds the memory map of a reading connection.
+const readerMmapBytes = 1 << 30
+
+func init() {
+	sql.Register(readerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec("PRAGMA mmap_size = "+strconv.Itoa(readerMmapBytes), nil)
+		return err
+	}})
 }
 
 // writerCacheKiB bounds the writer connection's page cache, in KiB.

@@ -305,3 +305,18 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, UpsertStats{Seen: n}, st)
 }
+
+// Reading connections map the database file; the writer does not.
+func TestReadersMapTheFile(t *testing.T) {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	for range 3 { // connections of the pool, as they are opened
+		var n int64
+		require.NoError(t, s.r.QueryRowContext(t.Context(), `PRAGMA mmap_size`).Scan(&n))
+		require.Equal(t, int64(readerMmapBytes), n)
+	}
+	var n int64
+	require.NoError(t, s.w.QueryRowContext(t.Context(), `PRAGMA mmap_size`).Scan(&n))
+	require.Zero(t, n)
+}
