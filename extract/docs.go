@@ -17,7 +17,7 @@ var utilityHidden = map[string]bool{"sr-only": true, "visually-hidden": true, "s
 
 // containerMarkdown converts the container sel chose, after removing its
 // chrome, and makes the page title its first line. doc is modified.
-func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle string) (string, error) {
+func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle string, conv convertFunc) (string, error) {
 	c := sel.container
 	var outsideTitle string
 	if sel.rule != nil {
@@ -41,7 +41,7 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle s
 	holder.AppendChild(c)
 	// Every link is absolute by now and images are gone: the converter
 	// need not resolve anything against the page.
-	out, err := markdown.ConvertNode(holder)
+	out, err := conv(holder)
 	if err != nil {
 		return "", fmt.Errorf("extract: converting to Markdown: %w", err)
 	}

@@ -118,6 +118,11 @@ func FromHTMLWithType(body []byte, pageURL, contentType string) (Document, error
 
 // FromHTMLWithOptions is FromHTML with explicit options.
 func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, error) {
+	return fromHTML(body, pageURL, opts, convert)
+}
+
+// fromHTML is FromHTMLWithOptions converting the chosen node with conv.
+func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Document, error) {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
@@ -158,12 +163,12 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 	if sel, ok := chooseContainer(doc, opts.Rules, scan.generator); ok && holdsWords(sel.container) {
 		// A documentation page: its generator's container is the content,
 		// however short, and static API pages are never script shells.
-		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title))
+		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title), conv)
 	} else {
 		if scriptRendered(doc) {
 			return out, ErrScriptRendered
 		}
-		md, err = readableMarkdown(doc, base)
+		md, err = readableMarkdown(doc, base, conv)
 	}
 	if err != nil {
 		return out, err
