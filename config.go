@@ -36,9 +36,20 @@ const (
 type SitemapTrust int
 
 const (
-	// TrustHint (the default): a moved lastmod makes a row due now, and the
-	// adaptive schedule still revisits every row.
-	TrustHint SitemapTrust = iota
+	// TrustLearned (the default): the engine measures, per source, how
+	// often a moved lastmod (one after the row's last fetch) meant a real
+	// change and how often a change came without one (Engine.LastModTrust,
+	// kept in the state), and the scheduler weighs a row's lastmod by that
+	// measured reliability (schedule.SitemapHint): a source whose lastmods
+	// have proven right has a row fetched soon after its lastmod moves and
+	// left alone while it does not; one that stamps the generation time on
+	// every URL, or whose lastmods are stale, is as if it listed none. A
+	// moved lastmod makes a row due now, ranked with the other due rows.
+	TrustLearned SitemapTrust = iota
+	// TrustHint: a moved lastmod makes a row due now, fetched before the
+	// rows the scheduler ranks, and the adaptive schedule still revisits
+	// every row.
+	TrustHint
 	// TrustAuthoritative: the sitemap is the truth. When its entry count and
 	// newest lastmod equal the last run's (or it answers 304), the run ends
 	// after robots.txt and the sitemap; otherwise only rows whose own
@@ -142,7 +153,7 @@ type Config struct {
 	// every host (default fingerprint.Default) plus per-host extras.
 	Fingerprint fingerprint.Set
 	// SitemapTrust says how far sitemap lastmods are believed (default
-	// TrustHint).
+	// TrustLearned).
 	SitemapTrust SitemapTrust
 	// CanonicalPolicy says what a declared rel=canonical means (default
 	// CanonicalRecord).
@@ -296,7 +307,7 @@ func (c *Config) validate() error {
 	if c.Embedder != nil && c.Embedder.Dimensions() <= 0 {
 		ce.add("Embedder", "reports %d dimensions", c.Embedder.Dimensions())
 	}
-	if c.SitemapTrust != TrustHint && c.SitemapTrust != TrustAuthoritative {
+	if c.SitemapTrust != TrustLearned && c.SitemapTrust != TrustHint && c.SitemapTrust != TrustAuthoritative {
 		ce.add("SitemapTrust", "unknown value %d", c.SitemapTrust)
 	}
 	if c.CanonicalPolicy != CanonicalRecord && c.CanonicalPolicy != CanonicalFollow {

@@ -242,6 +242,7 @@ type run struct {
 	budget  budget
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
 	sched   schedule.Scheduler
+	trust   trust // the source's sitemap lastmod trust
 
 	mu        sync.Mutex
 	rep       *Report
@@ -317,6 +318,9 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	}
 	r.sched = sched
 	r.rep.Scheduler = schedulerName(sched)
+	if err := r.loadTrust(ctx); err != nil {
+		return r.finish(), err
+	}
 	// Alerts a crash or a failing sink left undelivered go out first.
 	if err := r.deliverPending(ctx); err != nil {
 		return r.finish(), err
@@ -330,7 +334,11 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return r.finish(), ctx.Err()
 	}
 	if !disc.unchanged {
-		if err := r.fetchDue(ctx); err != nil {
+		err := r.fetchDue(ctx)
+		if serr := r.saveTrust(ctx); serr != nil && err == nil {
+			err = serr
+		}
+		if err != nil {
 			return r.finish(), err
 		}
 	}

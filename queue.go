@@ -191,8 +191,9 @@ func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bo
 }
 
 // dispatchByGain dispatches the limit rows ranked highest. Rows never
-// stored, rows discovery made due now (a moved lastmod, a revival) and
-// rows whose last attempt failed come first: within Config.Budget when
+// stored, rows discovery made due now (a moved lastmod, unless the trust
+// is learned: then they are ranked with their sitemap hint; a revival)
+// and rows whose last attempt failed come first: within Config.Budget when
 // capped (the report then names the budget), else outside the plan's
 // limit, since nothing is known of the first, the second carry their own
 // evidence of a change and the last are owed a retry; the second take the
@@ -204,8 +205,11 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 	room := limit // what the plan's limit leaves for the ranked rows
 	err := e.eachDue(ctx, r.source, r.start, func(row crawlstate.Row) bool {
 		g := math.Inf(1) // never fetched: nothing is known, fetch first
-		if row.ContentHash != "" && row.Failures == 0 && !row.NextCheck.IsZero() {
-			g = rank(pageOf(row))
+		if row.ContentHash != "" && row.Failures == 0 && (!row.NextCheck.IsZero() || r.trust.learned) {
+			// With learned trust, a row a moved lastmod made due is
+			// ranked too: its sitemap hint says how much the move is
+			// worth.
+			g = rank(r.hinted(pageOf(row), row))
 		} else if !capped {
 			if row.ContentHash != "" && row.NextCheck.IsZero() {
 				// Made due by discovery: it takes the place of a ranked

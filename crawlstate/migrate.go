@@ -31,6 +31,7 @@ var migrations = []migration{
 	{version: 3, name: "links, chunks, vectors, alerts, documents and stage events", sql: schemaV3},
 	{version: 4, name: "rows excluded from the due queue (not documents)", sql: schemaV4},
 	{version: 5, name: "run starts", sql: schemaRuns},
+	{version: 6, name: "sitemap lastmod trust", sql: schemaTrust},
 }
 
 // schemaRuns records when each run of a source started (RecordRun), so the
@@ -40,6 +41,18 @@ CREATE TABLE runs (
 	source TEXT    NOT NULL,
 	start  INTEGER NOT NULL, -- Unix nanoseconds
 	PRIMARY KEY (source, start)
+) WITHOUT ROWID;
+`
+
+// schemaTrust holds each source's sitemap lastmod trust counts
+// (AddLastModTrust), which the scheduler learns from.
+const schemaTrust = `
+CREATE TABLE lastmod_trust (
+	source        TEXT NOT NULL PRIMARY KEY,
+	moved_changed REAL NOT NULL DEFAULT 0,
+	moved_same    REAL NOT NULL DEFAULT 0,
+	still_changed REAL NOT NULL DEFAULT 0,
+	still_same    REAL NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 `
 

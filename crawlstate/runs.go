@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -55,4 +56,64 @@ func (s *SQLite) Runs(ctx context.Context, source string, limit int) ([]time.Tim
 		return nil, fmt.Errorf("crawlstate: runs of %q: %w", source, err)
 	}
 	return out, nil
+}
+
+// LastModTrust implements State.
+func (s *SQLite) LastModTrust(ctx context.Context, source string) (LastModCounts, error) {
+	if source == "" {
+		return LastModCounts{}, errors.New("crawlstate: lastmod trust: empty source name")
+	}
+	var c LastModCounts
+	err := s.r.QueryRowContext(ctx,
+		`SELECT moved_changed, moved_same, still_changed, still_same FROM lastmod_trust WHERE source = ?`, source).
+		Scan(&c.MovedChanged, &c.MovedSame, &c.StillChanged, &c.StillSame)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LastModCounts{}, nil
+	}
+	if err != nil {
+		return LastModCounts{}, fmt.Errorf("crawlstate: lastmod trust of %q: %w", source, err)
+	}
+	return c, nil
+}
+
+// AddLastModTrust implements State.
+func (s *SQLite) AddLastModTrust(ctx context.Context, source string, d LastModCounts, keep float64) error {
+	const op = "add lastmod trust"
+	if source == "" {
+		return errors.New("crawlstate: add lastmod trust: empty source name")
+	}
+	for _, v := range []float64{d.MovedChanged, d.MovedSame, d.StillChanged, d.StillSame} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("crawlstate: %s of %q: count %v; counts must be finite and not negative", op, source, v)
+		}
+	}
+	if math.IsNaN(keep) || math.IsInf(keep, 0) {
+		return fmt.Errorf("crawlstate: %s of %q: keep %v; it must be finite", op, source, keep)
+	}
+	return s.withTx(ctx, op, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `
+INSERT INTO lastmod_trust (source, moved_changed, moved_same, still_changed, still_same) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (source) DO UPDATE SET
+	moved_changed = moved_changed + excluded.moved_changed,
+	moved_same    = moved_same + excluded.moved_same,
+	still_changed = still_changed + excluded.still_changed,
+	still_same    = still_same + excluded.still_same`,
+			source, d.MovedChanged, d.MovedSame, d.StillChanged, d.StillSame); err != nil {
+			return fmt.Errorf("crawlstate: %s of %q: %w", op, source, err)
+		}
+		if keep <= 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `
+UPDATE lastmod_trust SET
+	moved_changed = moved_changed * :k / (moved_changed + moved_same + still_changed + still_same),
+	moved_same    = moved_same    * :k / (moved_changed + moved_same + still_changed + still_same),
+	still_changed = still_changed * :k / (moved_changed + moved_same + still_changed + still_same),
+	still_same    = still_same    * :k / (moved_changed + moved_same + still_changed + still_same)
+WHERE source = :source AND moved_changed + moved_same + still_changed + still_same > :k`,
+			sql.Named("k", keep), sql.Named("source", source)); err != nil {
+			return fmt.Errorf("crawlstate: %s of %q: scale: %w", op, source, err)
+		}
+		return nil
+	})
 }

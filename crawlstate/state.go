@@ -422,8 +422,25 @@ type State interface {
 	// error.
 	Runs(ctx context.Context, source string, limit int) ([]time.Time, error)
 
+	// LastModTrust returns the sitemap lastmod trust counts stored for
+	// source; zero counts when none are. An empty source is an error.
+	LastModTrust(ctx context.Context, source string) (LastModCounts, error)
+	// AddLastModTrust adds delta to the counts of source in one
+	// transaction, then scales them down so that they add up to at most
+	// keep (keep <= 0: no scaling). An empty source, or a negative or
+	// non-finite count, is an error, and then nothing is stored.
+	AddLastModTrust(ctx context.Context, source string, delta LastModCounts, keep float64) error
+
 	// Close releases the store.
 	Close() error
+}
+
+// LastModCounts is a source's confusion table of sitemap lastmods against
+// fetched content: fetches of pages whose sitemap listed a lastmod, by
+// whether it had moved since the previous fetch and whether the content
+// had changed.
+type LastModCounts struct {
+	MovedChanged, MovedSame, StillChanged, StillSame float64
 }
 
 // KeepRuns is how many run starts per source RecordRun keeps.

@@ -67,7 +67,10 @@ type RunPlan interface {
 // last fetch: the freshness one more fetch buys, per fetch), up to the
 // run's budget. Pages never fetched come first and outside the limit (the
 // baseline fetches them at once too); pages not fetched for Floor come
-// next and do not count against the budget.
+// next and do not count against the budget. A page whose Sitemap hint
+// lists a lastmod is ranked by the chance of a change that the hint gives
+// (SitemapHint, LastModTrust.Posterior) instead of 1 − e^(−λ̂τ), and
+// falls due when that chance, with the lastmod unmoved, is worth a fetch.
 //
 // The budget is Budget fetches per day, a run's share being the budget
 // times the time since the previous run; or, when Budget is zero, what the
@@ -233,7 +236,16 @@ func (p IndexPlan) Priority(q Page) float64 {
 	if !(lam > 0) {
 		lam = Estimate(q)
 	}
-	return PriorityOf(lam, q.Weight, p.now.Sub(q.LastFetched))
+	tau := p.now.Sub(q.LastFetched)
+	if !q.Sitemap.Listed || tau <= 0 {
+		return PriorityOf(lam, q.Weight, tau)
+	}
+	// The sitemap's word changes the chance that the page changed: the
+	// index is that of the page whose chance, without a sitemap, is the
+	// same.
+	l := float64(DefaultLimits.Clamp(lam))
+	post := q.Sitemap.posterior(l * days(tau))
+	return weightOf(q.Weight) * g(-math.Log1p(-post)) / l
 }
 
 // Next implements Scheduler: it folds obs into the page's statistics and
@@ -252,6 +264,17 @@ func (p IndexPlan) next(q Page) time.Duration {
 		return x.Floor
 	}
 	r := gInv(z)
+	if q.Sitemap.Listed {
+		// Until the lastmod moves, the chance of a change grows as the
+		// unmoved posterior: the page falls due when that reaches the
+		// chance of r (never, for a lastmod that has always moved with a
+		// change).
+		p := q.Sitemap.Trust.unmovedPrior(-math.Expm1(-r))
+		if p >= 1 {
+			return x.Floor
+		}
+		r = -math.Log1p(-p)
+	}
 	return clampInterval(toDuration(r/lam*float64(Day)), x.Min, x.Floor)
 }
 

@@ -46,6 +46,10 @@ type Page struct {
 	// (or a negative or non-finite value) means DefaultWeight. It is
 	// bounded to [1e-9, 1e9].
 	Weight float64
+	// Sitemap is what the page's sitemap says since LastFetched; the
+	// zero value says nothing. The Index policy reads it; a crawler sets
+	// it from its listing each time, Observe keeps it as it is.
+	Sitemap SitemapHint
 }
 
 // Observation is the outcome of one fetch.

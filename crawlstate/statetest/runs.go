@@ -1,6 +1,7 @@
 package statetest
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -50,5 +51,49 @@ func testRuns(t *testing.T, open Opener) {
 	require.Error(t, s.RecordRun(ctx, "", t0))
 	require.Error(t, s.RecordRun(ctx, "a", time.Time{}))
 	_, err = s.Runs(ctx, "a", 0)
+	require.Error(t, err)
+}
+
+// testLastModTrust pins LastModTrust and AddLastModTrust: zero counts for
+// a source without any, deltas added, sources apart, the total scaled down
+// to keep, bad arguments rejected with nothing stored.
+func testLastModTrust(t *testing.T, open Opener) {
+	s := fresh(t, open, crawlstate.Options{})
+	ctx := ctxT(t)
+	got, err := s.LastModTrust(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, crawlstate.LastModCounts{}, got, "no counts yet")
+
+	require.NoError(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{MovedChanged: 3, StillSame: 1}, 0))
+	require.NoError(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{MovedChanged: 1, MovedSame: 2, StillChanged: 0.5}, 0))
+	require.NoError(t, s.AddLastModTrust(ctx, "b", crawlstate.LastModCounts{StillChanged: 7}, 0))
+	got, err = s.LastModTrust(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, crawlstate.LastModCounts{MovedChanged: 4, MovedSame: 2, StillChanged: 0.5, StillSame: 1}, got)
+	got, err = s.LastModTrust(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, crawlstate.LastModCounts{StillChanged: 7}, got, "sources are apart")
+
+	// 7.5 + 2.5 = 10 counted, at most 5 kept: every count halves.
+	require.NoError(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{StillSame: 2.5}, 5))
+	got, err = s.LastModTrust(ctx, "a")
+	require.NoError(t, err)
+	require.InDelta(t, 2, got.MovedChanged, 1e-9)
+	require.InDelta(t, 1, got.MovedSame, 1e-9)
+	require.InDelta(t, 0.25, got.StillChanged, 1e-9)
+	require.InDelta(t, 1.75, got.StillSame, 1e-9)
+	require.NoError(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{}, 100))
+	again, err := s.LastModTrust(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, got, again, "counts under keep are left as they are")
+
+	require.Error(t, s.AddLastModTrust(ctx, "", crawlstate.LastModCounts{MovedSame: 1}, 0))
+	require.Error(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{MovedSame: -1}, 0))
+	require.Error(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{StillSame: math.NaN()}, 0))
+	require.Error(t, s.AddLastModTrust(ctx, "a", crawlstate.LastModCounts{StillSame: math.Inf(1)}, 0))
+	again, err = s.LastModTrust(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, got, again, "a rejected delta stores nothing")
+	_, err = s.LastModTrust(ctx, "")
 	require.Error(t, err)
 }

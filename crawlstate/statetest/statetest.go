@@ -100,6 +100,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecordExcluded", testRecordExcluded},
 		{"CanceledContextExtras", testCanceledContextExtras},
 		{"Runs", testRuns},
+		{"LastModTrust", testLastModTrust},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

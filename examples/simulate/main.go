@@ -32,7 +32,7 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	mixName := fs.String("mix", "A", "page mix: A, B or C")
+	mixName := fs.String("mix", "A", "page mix: A, B, C or L (A's pages behind honest, generated and no sitemap lastmods)")
 	seeds := fs.Int("seeds", 10, "number of worlds to average over")
 	seed := fs.Uint64("seed", 1, "first seed")
 	pages := fs.Int("pages", 10000, "pages at the start")
@@ -40,6 +40,7 @@ func run(args []string, out io.Writer) error {
 	warmup := fs.Int("warmup", 0, "days simulated before measurement starts")
 	cadence := fs.Duration("cadence", time.Hour, "time between crawler runs")
 	classes := fs.Bool("classes", false, "also print the per-class breakdown")
+	sitemaps := fs.Bool("sitemaps", false, "also print the breakdown by sitemap source (mix L)")
 	asJSON := fs.Bool("json", false, "print one JSON object per line and policy instead of the table")
 	only := fs.String("policies", "", "comma-separated policies to run (default all): "+strings.Join(sim.PolicyKeys(), ", ")+"; halving always runs first")
 	grid := fs.Bool("grid", false, "run the default against Halving on mixes A and B at every cadence of the README table (1h, 6h, 24h, 168h); one JSON line each")
@@ -113,6 +114,12 @@ func run(args []string, out io.Writer) error {
 	if *classes {
 		fmt.Fprintln(out)
 		if err := sim.WriteClasses(out, results); err != nil {
+			return err
+		}
+	}
+	if *sitemaps {
+		fmt.Fprintln(out)
+		if err := sim.WriteSitemaps(out, results); err != nil {
 			return err
 		}
 	}

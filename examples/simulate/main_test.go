@@ -26,7 +26,7 @@ func TestRunPrintsTable(t *testing.T) {
 
 func TestRunRejectsBadInput(t *testing.T) {
 	var out bytes.Buffer
-	require.ErrorContains(t, run([]string{"-mix", "Z"}, &out), "use A, B or C")
+	require.ErrorContains(t, run([]string{"-mix", "Z"}, &out), "use A, B, C or L")
 	require.Error(t, run([]string{"-pages", "x"}, &out))
 	require.ErrorContains(t, run([]string{"-pages", "-5"}, &out), "must not be negative")
 }

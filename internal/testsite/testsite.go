@@ -54,6 +54,10 @@ type Options struct {
 	SitemapGzip bool
 	// NoLastMod omits <lastmod> from the sitemap.
 	NoLastMod bool
+	// GeneratedLastMod makes every sitemap entry's lastmod the time the
+	// sitemap is served, as a generator that stamps its build time on
+	// every URL does.
+	GeneratedLastMod bool
 	// Robots is the robots.txt body; empty means allow everything and name
 	// the sitemap.
 	Robots string
@@ -1020,7 +1024,11 @@ func (s *Site) urlset(pages []*Page) []byte {
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
 	for _, p := range pages {
 		fmt.Fprintf(&b, "<url><loc>%s%s</loc>", s.srv.URL, p.Path)
-		if !s.opts.NoLastMod {
+		switch {
+		case s.opts.NoLastMod:
+		case s.opts.GeneratedLastMod:
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", s.clock.Now().UTC().Format(time.RFC3339))
+		default:
 			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", p.Modified.UTC().Format(time.RFC3339))
 		}
 		b.WriteString("</url>\n")

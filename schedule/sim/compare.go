@@ -96,6 +96,16 @@ func add(sum *Result, r Result) {
 	if sum.Classes == nil {
 		sum.Classes = make([]ClassResult, len(r.Classes))
 	}
+	if sum.Sitemaps == nil && r.Sitemaps != nil {
+		sum.Sitemaps = make([]ClassResult, len(r.Sitemaps))
+	}
+	for i, c := range r.Sitemaps {
+		s := &sum.Sitemaps[i]
+		s.Name = c.Name
+		s.Share += c.Share
+		s.Freshness += c.Freshness
+		s.Fetches += c.Fetches
+	}
 	for i, c := range r.Classes {
 		s := &sum.Classes[i]
 		s.Name = c.Name
@@ -126,6 +136,12 @@ func scaleResult(r *Result, k float64) {
 	r.VolatileAlerts *= k
 	r.VolatileInterval = d(r.VolatileInterval)
 	r.VolatileCollapsed *= k
+	for i := range r.Sitemaps {
+		c := &r.Sitemaps[i]
+		c.Share *= k
+		c.Freshness *= k
+		c.Fetches *= k
+	}
 	for i := range r.Classes {
 		c := &r.Classes[i]
 		c.Share *= k
@@ -151,6 +167,24 @@ func WriteClasses(w io.Writer, results []Result) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.4f\t%.1f%%\t%.4f\t%.4f\t%.1f\t\n",
 				r.Policy, c.Name, 100*c.Share, c.Freshness, 100*share, c.Rate, c.Estimated, c.Interval.Hours())
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteSitemaps prints, for every result of a mix with sitemap lastmods,
+// the breakdown by sitemap source: share of pages, freshness and share of
+// fetches.
+func WriteSitemaps(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy	sitemap	pages	fresh	fetches	")
+	for _, r := range results {
+		for _, c := range r.Sitemaps {
+			share := 0.0
+			if r.Fetches > 0 {
+				share = c.Fetches / r.Fetches
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.4f\t%.1f%%\t\n", r.Policy, c.Name, 100*c.Share, c.Freshness, 100*share)
 		}
 	}
 	return tw.Flush()

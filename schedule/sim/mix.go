@@ -41,6 +41,14 @@ type Mix struct {
 	// change. Volatile pages send the fetch time (a dynamic page); the rest
 	// send none.
 	ReliableLastModified float64
+	// SitemapHonest and SitemapGenerated are the fractions of pages whose
+	// sitemap entry carries a lastmod: the time of the page's last content
+	// change, and the sitemap's generation time (the crawler's run) on
+	// every entry. The rest list no lastmod. Each kind is listed by a
+	// sitemap source of its own, whose lastmod trust a learning crawler
+	// measures apart (Known.Source). Both zero (mixes A to C): the site
+	// has no sitemap lastmods.
+	SitemapHonest, SitemapGenerated float64
 }
 
 // MixA is a realistic mix of fixed rates: 23% of pages change daily, 15%
@@ -80,6 +88,17 @@ var MixC = Mix{
 	ReliableLastModified: 0.4,
 }
 
+// MixL is MixA's pages listed by three sitemap sources: 40% with honest
+// lastmods (the time of the last change), 30% with the sitemap's
+// generation time on every URL, 30% with none.
+var MixL = Mix{
+	Name:                 "L",
+	Classes:              MixA.Classes,
+	ReliableLastModified: 0.4,
+	SitemapHonest:        0.4,
+	SitemapGenerated:     0.3,
+}
+
 func scaled(cs []Class, k float64) []Class {
 	out := make([]Class, len(cs))
 	for i, c := range cs {
@@ -89,7 +108,7 @@ func scaled(cs []Class, k float64) []Class {
 	return out
 }
 
-// MixByName returns MixA, MixB or MixC by name (case-insensitive).
+// MixByName returns MixA, MixB, MixC or MixL by name (case-insensitive).
 func MixByName(name string) (Mix, error) {
 	switch strings.ToUpper(strings.TrimSpace(name)) {
 	case "A":
@@ -98,6 +117,8 @@ func MixByName(name string) (Mix, error) {
 		return MixB, nil
 	case "C":
 		return MixC, nil
+	case "L":
+		return MixL, nil
 	}
-	return Mix{}, fmt.Errorf("sim: unknown mix %q: use A, B or C", name)
+	return Mix{}, fmt.Errorf("sim: unknown mix %q: use A, B, C or L", name)
 }

@@ -162,6 +162,7 @@ func Policies() []Maker {
 // Next after each fetch.
 type index struct {
 	name   string
+	trust  Trust
 	p      schedule.Planner
 	plan   schedule.RunPlan
 	starts []time.Time // the latest run starts, oldest first
@@ -170,10 +171,48 @@ type index struct {
 }
 
 // Default is the engine's default policy, schedule.Index with no
-// configured budget: each run spends what Halving would at the measured
-// cadence, on the due pages of highest index. The simulator's budget
-// (Halving's measured spend in Compare) still caps it.
-func Default() Policy { return &index{name: "Default", p: schedule.Index{}, own: true} }
+// configured budget and learned sitemap trust (TrustLearned): each run
+// spends what Halving would at the measured cadence, on the due pages of
+// highest index. The simulator's budget (Halving's measured spend in
+// Compare) still caps it.
+func Default() Policy { return DefaultWith("Default", TrustLearned) }
+
+// DefaultWith is the engine's default policy with the sitemap trust t.
+func DefaultWith(name string, t Trust) Policy {
+	return &index{name: name, trust: t, p: schedule.Index{}, own: true}
+}
+
+// Trust is how a simulated crawler uses its sitemaps' lastmods, as the
+// engine's Config.SitemapTrust.
+type Trust int
+
+const (
+	// TrustNone ignores sitemaps (the policies that do not plan).
+	TrustNone Trust = iota
+	// TrustHint: a moved lastmod makes the page due, fetched first.
+	TrustHint
+	// TrustAuthoritative: a moved lastmod makes the page due, fetched
+	// first; a page with a lastmod is due only then, one without is due
+	// at every run.
+	TrustAuthoritative
+	// TrustLearned: a moved lastmod makes the page due, and it is ranked
+	// by the chance of a change given its source's measured trust
+	// (schedule.SitemapHint), as is every page with a lastmod.
+	TrustLearned
+)
+
+// trustOf is how p uses sitemaps: a Policy with a SitemapTrust() Trust
+// method reads them (the simulator lists their lastmods at every run and
+// a moved one makes a page due); others do not.
+func trustOf(p Policy) Trust {
+	if x, ok := p.(interface{ SitemapTrust() Trust }); ok {
+		return x.SitemapTrust()
+	}
+	return TrustNone
+}
+
+// SitemapTrust is how the policy uses sitemap lastmods.
+func (x *index) SitemapTrust() Trust { return x.trust }
 
 // Planned runs any schedule.Planner as the engine runs it; with own false
 // the simulator's budget is given to it as its Budget when it is a
@@ -202,10 +241,31 @@ func (x *index) Plan(now time.Time, _ schedule.Rate, pages []Known) {
 // Limit is the run's fetch limit from the plan (0: none).
 func (x *index) Limit() int { return x.plan.Limit() }
 
-func (x *index) Priority(k Known, _ time.Time) float64 { return x.plan.Priority(*k.Page()) }
+func (x *index) Priority(k Known, _ time.Time) float64 { return x.plan.Priority(x.page(k)) }
 
 func (x *index) Advance(k Known, obs schedule.Observation) schedule.Page {
-	return schedule.Advance(x.plan, *k.Page(), obs)
+	q := schedule.Advance(x.plan, x.page(k), obs)
+	if x.trust == TrustAuthoritative {
+		if k.Sitemap().Listed {
+			q.Interval = authoritativeWait // only a moved lastmod brings it back
+		} else {
+			q.Interval = 1 // no lastmod to trust: due at every run
+		}
+	}
+	return q
+}
+
+// authoritativeWait is the engine's interval of a page whose lastmod is
+// trusted: in effect never.
+const authoritativeWait = 10 * 365 * 24 * time.Hour
+
+// page is the page with its sitemap hint when the policy learns trust.
+func (x *index) page(k Known) schedule.Page {
+	p := *k.Page()
+	if x.trust == TrustLearned {
+		p.Sitemap = k.Sitemap()
+	}
+	return p
 }
 
 // keys names every policy of Policies by a short, stable key.
@@ -220,6 +280,9 @@ var keys = []struct {
 	{"optimal", "Optimal (estimated)", Optimal},
 	{"oracle", "Optimal (true rates)", Oracle},
 	{"default", "Default", Default},
+	{"default-hint", "Default (hint)", func() Policy { return DefaultWith("Default (hint)", TrustHint) }},
+	{"default-authoritative", "Default (authoritative)", func() Policy { return DefaultWith("Default (authoritative)", TrustAuthoritative) }},
+	{"default-ignore", "Default (ignore)", func() Policy { return DefaultWith("Default (ignore)", TrustNone) }},
 }
 
 // Key returns the short key of a policy name of Policies (halving,

@@ -46,6 +46,10 @@ type Result struct {
 	// Classes breaks freshness and fetches down by the mix's classes, in
 	// the mix's order.
 	Classes []ClassResult
+	// Sitemaps breaks freshness and fetches down by the pages' sitemap
+	// source (no lastmod, honest lastmod, generated lastmod), for a mix
+	// with sitemap lastmods; nil otherwise.
+	Sitemaps []ClassResult
 }
 
 // ClassResult is a Result restricted to one class of the mix.
@@ -82,6 +86,13 @@ type state struct {
 	next    int // first change not yet seen by the crawler
 	fetched bool
 	seen    bool // discovered by the crawler
+
+	// The sitemap's listing, for a crawler that reads it.
+	listed    time.Duration // the lastmod listed at the latest run
+	hasListed bool
+	smNext    int  // first change not yet in the honest lastmod
+	bumped    bool // a moved lastmod made the page due
+	trust     *schedule.LastModTrust
 }
 
 // staleSince is when the stored copy stopped being current: the birth for
@@ -115,6 +126,9 @@ type runner struct {
 	latSum, latN           float64
 	delLatSum              float64
 	classes                []classAcc
+	sitemaps               [smModes]classAcc
+	trust                  [smModes]schedule.LastModTrust
+	use                    Trust
 }
 
 type classAcc struct {
@@ -130,11 +144,12 @@ type classAcc struct {
 // bucket allows, the run takes them in p's priority order and the rest stay
 // due. Only the days after the warm-up are measured.
 func Run(w *World, p Policy, budget schedule.Rate) Result {
-	r := &runner{w: w, pol: p, budget: budget, pages: make([]state, len(w.pages))}
+	r := &runner{w: w, pol: p, budget: budget, pages: make([]state, len(w.pages)), use: trustOf(p)}
 	r.res = Result{Policy: p.Name(), Budget: budget}
 	r.classes = make([]classAcc, len(w.cfg.Mix.Classes))
 	for i := range r.pages {
 		r.pages[i] = state{t: &w.pages[i], id: i, heap: -1, known: -1}
+		r.pages[i].trust = &r.trust[w.pages[i].sm]
 	}
 	cfg := w.cfg
 	perRun := float64(budget) * float64(cfg.Cadence) / float64(schedule.Day)
@@ -172,6 +187,9 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 		if budget > 0 {
 			tokens = min(tokens+perRun, bucket)
 		}
+		if r.use != TrustNone {
+			r.discover(now)
+		}
 		if run%cfg.PlanEvery == 0 {
 			p.Plan(at, budget, r.known)
 		}
@@ -181,15 +199,18 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 		}
 		batch = batch[:0]
 		fresh := 0
+		forced := r.use == TrustHint || r.use == TrustAuthoritative
 		for len(r.heap) > 0 && r.heap[0].due <= now {
 			s := r.pop()
 			batch = append(batch, s)
-			if !s.fetched {
+			if !s.fetched || (forced && s.bumped) {
 				fresh++
 			}
 		}
 		if l, ok := p.(limiter); ok && l.Limit() >= 0 {
-			// Pages never fetched are fetched outside the limit.
+			// Pages never fetched, and with a fixed trust the pages a
+			// moved lastmod made due, are fetched outside the limit and
+			// first, as in the engine.
 			allowed = min(allowed, l.Limit()+fresh)
 		}
 		if len(batch) > allowed {
@@ -199,6 +220,14 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 				order = append(order, i)
 			}
 			slices.SortFunc(order, func(a, b int) int {
+				// With a fixed trust, bumped pages come first (among
+				// them, the policy's order).
+				if fa, fb := forced && batch[a].bumped, forced && batch[b].bumped; fa != fb {
+					if fa {
+						return -1
+					}
+					return 1
+				}
 				switch {
 				case prio[a] > prio[b]:
 					return -1
@@ -226,6 +255,59 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	return r.res
 }
 
+// discover lists the live known pages' sitemap lastmods at now: a listed
+// lastmod that differs from the one listed before makes a fetched page
+// due now (bumped), as the engine's discovery does.
+func (r *runner) discover(now time.Duration) {
+	for _, k := range r.known {
+		s := k.p
+		t := s.t
+		if t.sm == smNone || t.death <= now {
+			continue // no lastmod, or no longer listed
+		}
+		var lm time.Duration
+		switch t.sm {
+		case smHonest:
+			for s.smNext < len(t.changes) && t.changes[s.smNext] <= now {
+				s.smNext++
+			}
+			lm = t.birth
+			if s.smNext > 0 {
+				lm = t.changes[s.smNext-1]
+			}
+		case smGenerated:
+			lm = now
+		}
+		if s.hasListed && lm != s.listed && s.fetched && !s.bumped {
+			s.bumped = true
+			if s.due > now && s.heap >= 0 {
+				s.due = now
+				r.up(s.heap)
+			}
+		}
+		s.listed, s.hasListed = lm, true
+	}
+}
+
+// Sitemap returns what the page's sitemap says since its last fetch, with
+// its source's trust as measured so far; the zero hint when the crawler
+// does not read sitemaps or the page's entry has no lastmod.
+func (k Known) Sitemap() schedule.SitemapHint {
+	s := k.p
+	if !s.hasListed || s.t.sm == smNone {
+		return schedule.SitemapHint{}
+	}
+	return schedule.SitemapHint{
+		Listed: true,
+		Moved:  s.fetched && Epoch.Add(s.listed).After(s.sched.LastFetched),
+		Trust:  s.trust.Decayed(schedule.DefaultTrustMemory),
+	}
+}
+
+// Source returns the page's sitemap source: 0 (no lastmod), 1 (honest
+// lastmod) or 2 (generated lastmod).
+func (k Known) Source() int { return int(k.p.t.sm) }
+
 // limiter is a Policy that caps how many due pages a run fetches, after
 // its Plan of that run (negative: no cap); pages never fetched are
 // outside the cap, as in the engine.
@@ -241,6 +323,7 @@ func (r *runner) fetch(s *state, now time.Duration) {
 	if in {
 		r.res.Fetches++
 		r.classes[t.class].fetches++
+		r.sitemaps[t.sm].fetches++
 	}
 	if t.death <= now {
 		if r.measured(t.death) {
@@ -288,8 +371,14 @@ func (r *runner) fetch(s *state, now time.Duration) {
 			}
 		}
 	}
+	if s.fetched && s.hasListed && t.sm != smNone {
+		// The source's trust: did the listed lastmod move with the
+		// content?
+		s.trust.Add(Epoch.Add(s.listed).After(s.sched.LastFetched), real)
+	}
 	s.sched.Weight = t.weight
 	s.sched = r.pol.Advance(Known{s}, obs)
+	s.bumped = false
 	iv := s.sched.Interval
 	if iv <= 0 {
 		panic("sim: policy " + r.pol.Name() + " returned a non-positive interval")
@@ -310,6 +399,7 @@ func (r *runner) stale(t *truth, since, end time.Duration) {
 	a0, l := hours(start-since), hours(end-since)
 	r.staleSum += t.importance() * (l - a0)
 	r.classes[class].stale += l - a0
+	r.sitemaps[t.sm].stale += l - a0
 	r.ageSum += (l*l - a0*a0) / 2
 	r.periods = append(r.periods, period{a0, l})
 }
@@ -338,6 +428,7 @@ func (r *runner) finish() {
 			r.live += hours(end - start)
 			r.wlive += t.importance() * hours(end-start)
 			r.classes[t.class].live += hours(end - start)
+			r.sitemaps[t.sm].live += hours(end - start)
 		}
 		if since := s.staleSince(); since < end {
 			r.stale(t, max(since, t.birth), end)
@@ -376,6 +467,18 @@ func (r *runner) finish() {
 			cr.Interval = time.Duration(ca.iv / ca.n)
 		}
 		r.res.Classes = append(r.res.Classes, cr)
+	}
+	if m := r.w.cfg.Mix; m.SitemapHonest > 0 || m.SitemapGenerated > 0 {
+		for i, ca := range r.sitemaps {
+			cr := ClassResult{Name: smNames[i], Fetches: ca.fetches}
+			if r.live > 0 {
+				cr.Share = ca.live / r.live
+			}
+			if ca.live > 0 {
+				cr.Freshness = 1 - ca.stale/ca.live
+			}
+			r.res.Sitemaps = append(r.res.Sitemaps, cr)
+		}
 	}
 	if r.live > 0 {
 		r.res.Freshness = 1 - r.staleSum/r.wlive

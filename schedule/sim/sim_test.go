@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -163,7 +164,7 @@ func TestConfigErrors(t *testing.T) {
 	_, err := sim.Compare(sim.Config{}, 1, nil)
 	require.Error(t, err)
 	_, err = sim.MixByName("D")
-	require.ErrorContains(t, err, "use A, B or C")
+	require.ErrorContains(t, err, "use A, B, C or L")
 	m, err := sim.MixByName(" b ")
 	require.NoError(t, err)
 	require.Equal(t, "B", m.Name)
@@ -214,4 +215,74 @@ func TestWeightedMix(t *testing.T) {
 	weighted := (10*heavy.Share*heavy.Freshness + light.Share*light.Freshness) / (10*heavy.Share + light.Share)
 	require.InDelta(t, weighted, def.Freshness, 0.01, "freshness weighs the pages")
 	require.Greater(t, def.Freshness, ref.Freshness)
+}
+
+// Learned lastmod trust (the engine's default) on mix L, whose pages sit
+// behind three sitemaps (honest lastmods, the generation time on every
+// URL, none): on each third it is within 1% of the best fixed choice
+// (hint, authoritative, or ignoring lastmods), and over the whole mix at
+// least 2% above the better of hint and authoritative, at no more than
+// Halving's fetches (the full table: go run ./examples/simulate -mix L
+// -sitemaps).
+func TestLearnedLastModTrust(t *testing.T) {
+	cfg := sim.Config{Mix: sim.MixL, Pages: 600, Days: 30, Warmup: 30, Seed: 3, Cadence: 6 * time.Hour}
+	fixed := []sim.Trust{sim.TrustHint, sim.TrustAuthoritative, sim.TrustNone}
+	makers := []sim.Maker{sim.Halving, sim.Default}
+	for _, tr := range fixed {
+		makers = append(makers, func() sim.Policy { return sim.DefaultWith(fmt.Sprint("fixed ", tr), tr) })
+	}
+	res, err := sim.Compare(cfg, 1, makers)
+	require.NoError(t, err)
+	halving, learned, hint, auth := res[0], res[1], res[2], res[3]
+	for _, r := range res {
+		t.Logf("%-10s fresh %.4f fetches %.0f; by sitemap %.4f / %.4f / %.4f", r.Policy, r.Freshness, r.Fetches,
+			r.Sitemaps[0].Freshness, r.Sitemaps[1].Freshness, r.Sitemaps[2].Freshness)
+		require.LessOrEqual(t, r.Fetches, halving.Fetches*1.0001, "%s spends at most what Halving does", r.Policy)
+	}
+	require.Len(t, learned.Sitemaps, 3)
+	for i := range learned.Sitemaps {
+		best := 0.0
+		for _, r := range res[2:] {
+			best = max(best, r.Sitemaps[i].Freshness)
+		}
+		require.GreaterOrEqual(t, learned.Sitemaps[i].Freshness, best*0.99, "within 1%% of the best fixed choice on %s", learned.Sitemaps[i].Name)
+	}
+	require.GreaterOrEqual(t, learned.Freshness, max(hint.Freshness, auth.Freshness)*1.02)
+}
+
+// A source's learned trust tells its sitemaps apart: honest lastmods
+// earn a high precision and recall, a generation time on every URL a
+// false-alarm rate near 1, so that it carries no information.
+func TestLastModTrustLearnsEachSource(t *testing.T) {
+	cfg := sim.Config{Mix: sim.MixL, Pages: 300, Days: 20, Warmup: 20, Seed: 4, Cadence: 6 * time.Hour}
+	w, err := sim.NewWorld(cfg)
+	require.NoError(t, err)
+	spy := &trustSpy{Policy: sim.Default()}
+	sim.Run(w, spy, 0)
+	none, honest, generated := spy.got[0], spy.got[1].Trust, spy.got[2].Trust
+	t.Logf("honest %+v, generated %+v", honest, generated)
+	require.Greater(t, honest.Precision(), 0.9)
+	require.Greater(t, honest.Recall(), 0.9)
+	require.Less(t, honest.FalseAlarms(), 0.1)
+	require.Greater(t, generated.Recall(), 0.9)
+	require.Greater(t, generated.FalseAlarms(), 0.9)
+	require.InDelta(t, 0.3, generated.Posterior(0.3, true), 0.05, "a generation time says little")
+	require.Equal(t, schedule.SitemapHint{}, none, "no lastmod, no hint")
+}
+
+// trustSpy keeps the latest sitemap hint of each source.
+type trustSpy struct {
+	sim.Policy
+	got [3]schedule.SitemapHint
+}
+
+func (s *trustSpy) SitemapTrust() sim.Trust {
+	return s.Policy.(interface{ SitemapTrust() sim.Trust }).SitemapTrust()
+}
+
+func (s *trustSpy) Limit() int { return s.Policy.(interface{ Limit() int }).Limit() }
+
+func (s *trustSpy) Advance(k sim.Known, obs schedule.Observation) schedule.Page {
+	s.got[k.Source()] = k.Sitemap()
+	return s.Policy.Advance(k, obs)
 }

@@ -90,6 +90,20 @@ const (
 	lmDynamic                // the fetch time
 )
 
+// smMode is what lastmod a page's sitemap entry carries; it is also the
+// page's sitemap source.
+type smMode uint8
+
+const (
+	smNone      smMode = iota // no lastmod
+	smHonest                  // the time of the last content change
+	smGenerated               // the sitemap's generation time
+	smModes
+)
+
+// smNames names the sitemap modes in results.
+var smNames = [smModes]string{"no lastmod", "honest lastmod", "generated lastmod"}
+
 // truth is one page of the world as it really is.
 type truth struct {
 	birth, death time.Duration // offsets from Epoch; death = never when >= horizon
@@ -98,6 +112,7 @@ type truth struct {
 	class        int
 	volatile     bool
 	lm           lmMode
+	sm           smMode
 	changes      []time.Duration // content changes in (birth, min(death, horizon)], sorted
 }
 
@@ -148,6 +163,14 @@ func NewWorld(cfg Config) (*World, error) {
 			t.lm = lmDynamic
 		case rng.Float64() < cfg.Mix.ReliableLastModified:
 			t.lm = lmReliable
+		}
+		if h, g := cfg.Mix.SitemapHonest, cfg.Mix.SitemapGenerated; h > 0 || g > 0 {
+			switch u := rng.Float64(); {
+			case u < h:
+				t.sm = smHonest
+			case u < h+g:
+				t.sm = smGenerated
+			}
 		}
 		if perDay > 0 {
 			t.death = birth + expDuration(rng, perDay)
