@@ -187,7 +187,7 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 		if budget > 0 {
 			tokens = min(tokens+perRun, bucket)
 		}
-		if r.use != TrustNone {
+		if r.use != TrustNone && (cfg.Mix.SitemapHonest > 0 || cfg.Mix.SitemapGenerated > 0) {
 			r.discover(now)
 		}
 		if run%cfg.PlanEvery == 0 {
