@@ -3,11 +3,15 @@ package recrawl_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -131,4 +135,27 @@ func TestPeakHeapMillionLinkPage(t *testing.T) {
 	require.Equal(t, recrawl.StopMaxPages, rep.StoppedBy)
 	require.Greater(t, body, 45<<20)
 	require.Less(t, peak, uint64(12*body))
+}
+
+// An alerts file that a killed process left with a torn last line: the
+// next engine's alert.JSONL sink, on the file opened again for appending,
+// writes every alert on a line of its own, readable; the torn line stays
+// one line that readers skip.
+func TestAlertsAfterATornLineOfAKilledProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "alerts.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"id":"0123","url":"https://x.test/a","kind":"chan`), 0o644))
+	af, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	t.Cleanup(func() { af.Close() })
+	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
+	f.eng = mustEngine(t, recrawl.Config{State: f.state, Clock: f.clk, HTTPClient: f.site.Client(), Limits: limits(func(*recrawl.Limits) {}),
+		Alerts: alert.JSONL(af), AlertOnNew: true})
+	rep := f.run()
+	require.Equal(t, 3, rep.New)
+	require.Equal(t, 3, rep.AlertsDelivered)
+	got := readAlerts(t, path) // fails on an alert glued to the torn line
+	require.Len(t, got, 3, "every alert reads back")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 4, strings.Count(string(data), "\n"), "the torn line, then one line per alert")
 }

@@ -149,7 +149,8 @@ func replayRecords(t testing.TB, path string) map[string]index.Record {
 	return out
 }
 
-// readAlerts reads an alert.JSONL file; a torn last line is ignored.
+// readAlerts reads an alert.JSONL file; a torn line is skipped, an alert
+// glued to one is an error.
 func readAlerts(t testing.TB, path string) []alert.Alert {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -165,12 +166,13 @@ func readAlerts(t testing.TB, path string) []alert.Alert {
 		var a alert.Alert
 		if json.Unmarshal(line, &a) != nil {
 			// A process killed inside a write left a torn line without its
-			// newline; the next process's first line was appended to it.
-			// That line starts at the last object start.
-			i := bytes.LastIndex(line, []byte(`{"id":`))
-			if i <= 0 || json.Unmarshal(line[i:], &a) != nil {
-				continue
+			// newline. The next process's sink starts on a fresh line
+			// (alert.JSONL repairs the file), so no alert is ever glued
+			// to a torn line: the torn line is skipped, and nothing else.
+			if i := bytes.LastIndex(line, []byte(`{"id":`)); i > 0 && json.Unmarshal(line[i:], &a) == nil {
+				t.Errorf("an alert was appended to a torn line of %s: %.160q", path, line)
 			}
+			continue
 		}
 		if a.ID != "" {
 			out = append(out, a)
