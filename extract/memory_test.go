@@ -143,3 +143,21 @@ func TestMaxElements(t *testing.T) {
 		})
 	}
 }
+
+// A page of more links than links remembers resolutions for still lists
+// each target once, in document order.
+func TestManyLinksDeduplicated(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<html><head><title>Index</title></head><body><main><h1>Index</h1><p>`)
+	const targets = 6_000
+	for i := range targets {
+		fmt.Fprintf(&b, `<a href="p/%d">%d</a> <a href="/docs/p/%d#top">again</a> `, i, i, i)
+	}
+	b.WriteString(`</p></main></body></html>`)
+	doc, err := extract.FromHTML([]byte(b.String()), "https://docs.example/docs/index")
+	require.NoError(t, err)
+	require.Len(t, doc.Links, targets)
+	for i, l := range doc.Links {
+		require.Equal(t, fmt.Sprintf("https://docs.example/docs/p/%d", i), l)
+	}
+}

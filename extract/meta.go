@@ -132,17 +132,28 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 	return base.ResolveReference(ref), true
 }
 
+// manyLinks is the number of links above which links resolves every href
+// again instead of remembering those it resolved: on a link farm (a
+// million distinct targets) that map would cost more memory than it saves
+// time.
+const manyLinks = 10_000
+
 // links lists every <a href> target of the page, resolved, http(s) only,
 // deduplicated in document order.
 func (s *pageScan) links(base *url.URL) []string {
-	var out []string
+	out := make([]string, 0, len(s.hrefs))
 	seen := make(map[string]bool, len(s.hrefs))
-	tried := make(map[string]bool, len(s.hrefs))
+	var tried map[string]bool
+	if len(s.hrefs) <= manyLinks {
+		tried = make(map[string]bool, len(s.hrefs))
+	}
 	for _, href := range s.hrefs {
-		if tried[href] {
-			continue // resolved before, to the same result
+		if tried != nil {
+			if tried[href] {
+				continue // resolved before, to the same result
+			}
+			tried[href] = true
 		}
-		tried[href] = true
 		if u, ok := resolve(base, href); ok && !seen[u] {
 			seen[u] = true
 			out = append(out, u)
