@@ -146,6 +146,13 @@ type Config struct {
 	// is planned and when a page is rescheduled, and must be safe for
 	// concurrent use.
 	Weight func(url string) float64
+	// SitemapPriority, when Weight is nil, makes a sitemap's <priority>
+	// a page's weight: priority / 0.5, so that the protocol's default of
+	// 0.5 weighs 1 and 1.0 weighs 2 (0 counts as 0.01). A page listed
+	// without a priority, or not read this run (a 304 sitemap), keeps the
+	// weight of its last fetch (1 at first). The run's listed priorities
+	// are held in memory until the run ends.
+	SitemapPriority bool
 
 	// Normalize is the URL policy that gives pages their identity.
 	Normalize normalize.Policy

@@ -186,6 +186,9 @@ func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 	r.mu.Lock()
 	r.rep.Accepted++
 	r.mu.Unlock()
+	if l.HasPriority && r.e.cfg.SitemapPriority && r.e.cfg.Weight == nil {
+		r.setPriority(n, l.Priority)
+	}
 	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod, Via: l.Via})
 	if len(d.batch) >= discoverBatch {
 		return d.flushLocked(ctx)

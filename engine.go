@@ -244,6 +244,9 @@ type run struct {
 	sched   schedule.Scheduler
 	trust   trust // the source's sitemap lastmod trust
 
+	prioMu     sync.Mutex
+	priorities map[string]float64 // weights from sitemap <priority>, by normalized URL (SitemapPriority)
+
 	mu        sync.Mutex
 	rep       *Report
 	done      int

@@ -199,7 +199,7 @@ func (p *pageRun) schedule(res *crawlstate.Result, obs schedule.Observation) {
 	e := p.r.e
 	// The same path as the simulator's: the statistics folded in once,
 	// the interval from the updated page.
-	next := schedule.Advance(p.r.sched, p.r.hinted(e.weighted(pageOf(p.row), p.row.URL), p.row), obs)
+	next := schedule.Advance(p.r.sched, p.r.hinted(p.r.weighted(pageOf(p.row), p.row.URL), p.row), obs)
 	if !obs.First {
 		p.r.countTrust(p.row, obs.Changed)
 	}

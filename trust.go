@@ -85,3 +85,29 @@ func (e *Engine) LastModTrust(ctx context.Context, src string) (schedule.LastMod
 	}
 	return schedule.LastModTrust(c), nil
 }
+
+// setPriority keeps the weight a sitemap's priority gives url.
+func (r *run) setPriority(url string, priority float64) {
+	r.prioMu.Lock()
+	defer r.prioMu.Unlock()
+	if r.priorities == nil {
+		r.priorities = map[string]float64{}
+	}
+	r.priorities[url] = max(priority, 0.005) / 0.5
+}
+
+// weighted returns p with the weight of url: Config.Weight's when set,
+// else the sitemap priority's of this run (SitemapPriority), else p's
+// own (the weight stored at its last fetch).
+func (r *run) weighted(p schedule.Page, url string) schedule.Page {
+	if r.e.cfg.Weight != nil || !r.e.cfg.SitemapPriority {
+		return r.e.weighted(p, url)
+	}
+	r.prioMu.Lock()
+	w, ok := r.priorities[url]
+	r.prioMu.Unlock()
+	if ok {
+		p.Weight = w
+	}
+	return p
+}

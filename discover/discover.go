@@ -35,6 +35,9 @@ type Link struct {
 	// Via is the discovery document that listed the link (the sitemap file
 	// of a sitemap entry); "" for links found otherwise.
 	Via string
+	// Priority is the sitemap's <priority>, in [0, 1], when HasPriority.
+	Priority    float64
+	HasPriority bool
 }
 
 // Env is what a source needs from the engine.

@@ -265,7 +265,7 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 		if e.LastMod.After(newest) {
 			newest = e.LastMod
 		}
-		l := Link{URL: e.Loc, LastMod: e.LastMod, Depth: doc.depth, Via: doc.url}
+		l := Link{URL: e.Loc, LastMod: e.LastMod, Depth: doc.depth, Via: doc.url, Priority: e.Priority, HasPriority: e.HasPriority}
 		if u, err := url.Parse(e.Loc); err != nil {
 			l.Skip = SkipInvalid
 		} else if !sameHost(base, u) {

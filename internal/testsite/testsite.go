@@ -96,6 +96,7 @@ type Page struct {
 	Raw         []byte // when set, served as is instead of the HTML template
 	Links       []string
 	Canonical   string
+	Priority    float64 // the sitemap's <priority>; 0: none
 }
 
 // Request is one logged request.
@@ -1024,6 +1025,9 @@ func (s *Site) urlset(pages []*Page) []byte {
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
 	for _, p := range pages {
 		fmt.Fprintf(&b, "<url><loc>%s%s</loc>", s.srv.URL, p.Path)
+		if p.Priority > 0 {
+			fmt.Fprintf(&b, "<priority>%.2f</priority>", p.Priority)
+		}
 		switch {
 		case s.opts.NoLastMod:
 		case s.opts.GeneratedLastMod:
