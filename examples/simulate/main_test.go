@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,4 +104,47 @@ func TestJSONLines(t *testing.T) {
 	}
 	require.Equal(t, []string{"halving", "default", "uniform"}, policies)
 	require.ErrorContains(t, run([]string{"-policies", "nope"}, &out), "unknown policy")
+}
+
+// The README's sitemap-trust table quotes the recorded output of its
+// command (testdata/mix-l-6h.txt, from the command the README names).
+func TestReadmeLastModTableIsTheRecordedRun(t *testing.T) {
+	rec, err := os.ReadFile("testdata/mix-l-6h.txt")
+	require.NoError(t, err)
+	fresh, vs := map[string]string{}, map[string]string{}
+	bySitemap := map[[2]string]string{}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, s)
+		return v
+	}
+	for _, ln := range strings.Split(string(rec), "\n") {
+		f := strings.Split(strings.TrimSpace(ln), "  ")
+		var cols []string
+		for _, c := range f {
+			if c = strings.TrimSpace(c); c != "" {
+				cols = append(cols, c)
+			}
+		}
+		switch {
+		case len(cols) == 5 && strings.HasSuffix(cols[1], "lastmod"):
+			bySitemap[[2]string{cols[0], cols[1]}] = fmt.Sprintf("%.3f", num(cols[3]))
+		case len(cols) > 5 && strings.HasSuffix(cols[2], "%"):
+			fresh[cols[0]] = fmt.Sprintf("%.3f", num(cols[1]))
+			vs[cols[0]] = strings.Replace(cols[2], "-", "−", 1)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, row := range []struct{ label, policy string }{
+		{"learned (the default)", "Default"},
+		{"lastmods ignored", "Default (ignore)"},
+		{"`TrustHint`, `TrustAuthoritative`", "Default (hint)"},
+	} {
+		p := row.policy
+		want := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", row.label, fresh[p], vs[p],
+			bySitemap[[2]string{p, "honest lastmod"}], bySitemap[[2]string{p, "generated lastmod"}], bySitemap[[2]string{p, "no lastmod"}])
+		require.True(t, strings.Contains(string(readme), want), "README.md lacks the row\n%s\n(from testdata/mix-l-6h.txt)", want)
+	}
+	require.Equal(t, fresh["Default (hint)"], fresh["Default (authoritative)"], "one row for both")
 }
