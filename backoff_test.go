@@ -3,12 +3,14 @@ package recrawl_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
 )
@@ -36,6 +38,12 @@ func TestFailureBackoff(t *testing.T) {
 		{"script-rendered", func(s *testsite.Site, p string) {
 			s.Update(p, func(pg *testsite.Page) { pg.Raw = []byte(testsite.ScriptOnlyHTML) })
 			s.Edit(p) // a new revision: its ETag and lastmod move
+		}, []time.Duration{maxInterval, maxInterval}},
+		{"too many elements", func(s *testsite.Site, p string) {
+			s.Update(p, func(pg *testsite.Page) {
+				pg.Raw = []byte("<html><body>" + strings.Repeat("<b></b>", extract.DefaultMaxElements+1) + "</body></html>")
+			})
+			s.Edit(p)
 		}, []time.Duration{maxInterval, maxInterval}},
 		{"too large", func(s *testsite.Site, p string) { s.Huge(p, 64<<20) }, []time.Duration{maxInterval}},
 	}

@@ -121,7 +121,7 @@ func (e *Engine) pageLinks(ctx context.Context, pageURL string) (int, string, er
 	}
 	final := resp.Request.URL.String()
 	doc, err := extract.FromHTMLWithOptions(body, final, extract.Options{ContentType: resp.Header.Get("Content-Type")})
-	if err != nil && !errors.Is(err, extract.ErrScriptRendered) && !errors.Is(err, extract.ErrEmpty) {
+	if err != nil && !errors.Is(err, extract.ErrScriptRendered) && !errors.Is(err, extract.ErrEmpty) && !errors.Is(err, extract.ErrTooManyElements) {
 		return 0, final, err
 	}
 	seen := map[string]bool{}

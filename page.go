@@ -505,7 +505,7 @@ func Permanent(err error) bool {
 	if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden) {
 		return true
 	}
-	for _, p := range []error{extract.ErrScriptRendered, extract.ErrEmpty, ErrUnsupportedType, fetch.ErrTooLarge} {
+	for _, p := range []error{extract.ErrScriptRendered, extract.ErrEmpty, extract.ErrTooManyElements, ErrUnsupportedType, fetch.ErrTooLarge} {
 		if errors.Is(err, p) {
 			return true
 		}
