@@ -272,7 +272,7 @@ func (m *Memory) DeleteWhere(ctx context.Context, filter Filter) (int, error) {
 	n := 0
 	match := compile(filter)
 	for slot := len(m.ids) - 1; slot >= 0; slot-- {
-		if matches(match, m.meta[slot]) {
+		if match.match(m.meta[slot]) {
 			m.removeSlot(slot)
 			n++
 		}
@@ -350,20 +350,46 @@ func (m *Memory) record(slot int) Record {
 // pair is one condition of a compiled filter.
 type pair struct{ key, value string }
 
-// compile turns a filter into a slice, which is cheaper to walk per record
-// than the map.
-func compile(f Filter) []pair {
-	out := make([]pair, 0, len(f))
+// compile turns a filter into a matcher, which is cheaper to run per
+// record than the map.
+func compile(f Filter) *matcher {
+	m := &matcher{pairs: make([]pair, 0, len(f))}
 	for k, v := range f {
-		out = append(out, pair{k, v})
+		m.pairs = append(m.pairs, pair{k, v})
 	}
-	return out
+	m.pos = make([]int, len(m.pairs))
+	return m
 }
 
-// matches is Filter.Match for a compiled filter.
-func matches(f []pair, md metadata) bool {
-	for _, p := range f {
-		if got, ok := md.get(p.key); !ok || got != p.value {
+// matcher is Filter.Match for a compiled filter. Records share their key
+// sets (see compact), so it finds the filter's keys once per key set, not
+// once per record: a record is then matched by comparing its values.
+type matcher struct {
+	pairs    []pair
+	keys     []string // the key set pos was resolved for
+	resolved bool
+	pos      []int // pairs[i].key's index in keys; -1: absent
+}
+
+// sameKeys reports whether a and b are the same shared slice.
+func sameKeys(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// match reports whether md holds every pair of the filter.
+func (mt *matcher) match(md metadata) bool {
+	if len(mt.pairs) == 0 {
+		return true
+	}
+	if !mt.resolved || !sameKeys(md.keys, mt.keys) {
+		mt.keys, mt.resolved = md.keys, true
+		for i, p := range mt.pairs {
+			mt.pos[i] = slices.Index(md.keys, p.key)
+		}
+	}
+	for i, p := range mt.pairs {
+		j := mt.pos[i]
+		if j < 0 || md.vals[j] != p.value {
 			return false
 		}
 	}
@@ -409,7 +435,7 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 				return nil, err
 			}
 		}
-		if len(match) > 0 && !matches(match, m.meta[slot]) {
+		if !match.match(m.meta[slot]) {
 			continue
 		}
 		var s float32
