@@ -225,7 +225,7 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 		switch {
 		case best.Len() < room:
 			heap.Push(best, gainRow{row, g})
-		case room > 0 && g > (*best)[0].gain:
+		case room > 0 && stronger(gainRow{row, g}, (*best)[0]):
 			// The weakest row kept so far is left out.
 			r.skipDue((*best)[0].row, SkipBudget)
 			(*best)[0] = gainRow{row, g}
@@ -262,6 +262,16 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 type gainRow struct {
 	row  crawlstate.Row
 	gain float64
+}
+
+// stronger reports whether a ranks above b: a higher gain, or the same
+// gain and the smaller URL, so which rows a budget keeps does not depend
+// on the order the due queue lists rows of equal gain in.
+func stronger(a, b gainRow) bool {
+	if a.gain != b.gain {
+		return a.gain > b.gain
+	}
+	return a.row.URL < b.row.URL
 }
 
 // gainHeap is a min-heap on gain: the root is the weakest row kept.

@@ -34,14 +34,14 @@ func (s *Site) Generate(path, contentType, head string, n int, item func(i int) 
 		s.gens = map[string]generated{}
 	}
 	s.gens[path] = generated{contentType: contentType, head: head, tail: tail, n: n, item: item}
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // HugeSitemap makes path a urlset of n URLs of pages under the site's
 // PathPrefix (which need not exist), generated while served. It returns
 // the sitemap's URL.
 func (s *Site) HugeSitemap(path string, n int) string {
-	base := s.srv.URL + s.opts.PathPrefix
+	base := s.base + s.opts.PathPrefix
 	return s.Generate(path, "application/xml",
 		`<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+"\n", n,
 		func(i int) string { return fmt.Sprintf("<url><loc>%sgen-%d</loc></url>\n", base, i) },
@@ -96,7 +96,7 @@ func (s *Site) GzipBomb(path, contentType, head string, mib int, tail string, en
 		s.gens = map[string]generated{}
 	}
 	s.gens[path] = g
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // FanOut serves a sitemap index tree under prefix (such as "/fan/"):
@@ -112,7 +112,7 @@ func (s *Site) FanOut(prefix string, width int) string {
 		s.fanouts = map[string]int{}
 	}
 	s.fanouts[prefix] = width
-	return s.srv.URL + prefix + "0.xml"
+	return s.base + prefix + "0.xml"
 }
 
 // fanOutLocked returns the generated index for path, if path is a
@@ -127,7 +127,7 @@ func (s *Site) fanOutLocked(path string) (generated, bool) {
 		if _, err := fmt.Sscanf(rest, "%d.xml", &k); err != nil || fmt.Sprintf("%d.xml", k) != rest || k < 0 {
 			continue
 		}
-		base := s.srv.URL + prefix
+		base := s.base + prefix
 		return generated{
 			contentType: "application/xml",
 			head:        `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n",

@@ -18,6 +18,7 @@ package testsite
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -54,6 +55,10 @@ type Options struct {
 	SitemapGzip bool
 	// NoLastMod omits <lastmod> from the sitemap.
 	NoLastMod bool
+	// Host, when set, names the site in every URL it serves and reports
+	// (http://Host/...) instead of its loopback address and random port,
+	// so a program run twice sees the same URLs; only Client reaches it.
+	Host string
 	// GeneratedLastMod makes every sitemap entry's lastmod the time the
 	// sitemap is served, as a generator that stamps its build time on
 	// every URL does.
@@ -122,9 +127,11 @@ type fault struct {
 
 // Site is a running fake web site. Its methods are safe for concurrent use.
 type Site struct {
-	srv   *httptest.Server
-	opts  Options
-	clock clock.Clock
+	srv    *httptest.Server
+	base   string       // the scheme and authority of every URL: srv.URL or http://Host
+	client *http.Client // Client's answer
+	opts   Options
+	clock  clock.Clock
 
 	mu          sync.Mutex
 	pages       map[string]*Page
@@ -171,7 +178,23 @@ var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func New(opts Options) *Site {
 	s := newSite(opts)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.started()
 	return s
+}
+
+// started sets what depends on the server's address.
+func (s *Site) started() {
+	s.base, s.client = s.srv.URL, s.srv.Client()
+	if s.opts.Host != "" {
+		s.base = "http://" + s.opts.Host
+		addr := s.srv.Listener.Addr().String()
+		s.client = &http.Client{Transport: &http.Transport{
+			// Every connection goes to the site, whatever the host name.
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+		}}
+	}
 }
 
 // Listen starts a site on addr, such as "127.0.0.1:8931" (a port of 0
@@ -187,6 +210,7 @@ func Listen(addr string, opts Options) (*Site, error) {
 	s.srv.Listener.Close()
 	s.srv.Listener = ln
 	s.srv.Start()
+	s.started()
 	return s, nil
 }
 
@@ -293,20 +317,22 @@ func (s *Site) content(i, version int) string {
 // Close shuts the server down.
 func (s *Site) Close() { s.srv.Close() }
 
-// URL returns the site's base URL, such as "http://127.0.0.1:34567".
-func (s *Site) URL() string { return s.srv.URL }
+// URL returns the site's base URL, such as "http://127.0.0.1:34567" (or
+// "http://" + Options.Host).
+func (s *Site) URL() string { return s.base }
 
-// Client returns an HTTP client for the site.
-func (s *Site) Client() *http.Client { return s.srv.Client() }
+// Client returns an HTTP client for the site (with Options.Host, one that
+// connects to the site whatever host a URL names).
+func (s *Site) Client() *http.Client { return s.client }
 
 // SitemapURL returns the URL of the sitemap (or sitemap index).
-func (s *Site) SitemapURL() string { return s.srv.URL + s.sitemapPath }
+func (s *Site) SitemapURL() string { return s.base + s.sitemapPath }
 
 // LLMsURL returns the URL of llms.txt.
-func (s *Site) LLMsURL() string { return s.srv.URL + "/llms.txt" }
+func (s *Site) LLMsURL() string { return s.base + "/llms.txt" }
 
 // PageURL returns the absolute URL of a path.
-func (s *Site) PageURL(path string) string { return s.srv.URL + path }
+func (s *Site) PageURL(path string) string { return s.base + path }
 
 // Paths returns the paths of all pages, in creation order.
 func (s *Site) Paths() []string {
@@ -322,7 +348,7 @@ func (s *Site) PageURLs() []string {
 	var out []string
 	for _, p := range s.order {
 		if s.pages[p].InSitemap {
-			out = append(out, s.srv.URL+p)
+			out = append(out, s.base+p)
 		}
 	}
 	return out
@@ -429,7 +455,7 @@ func (s *Site) Add(path, title, html string) string {
 	defer s.mu.Unlock()
 	p := s.newPage(path, s.clock.Now().UTC().Truncate(time.Second))
 	p.Title, p.Content = title, html
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // AddRaw creates a page served verbatim with the given content type (for
@@ -440,7 +466,7 @@ func (s *Site) AddRaw(path, contentType string, body []byte) string {
 	defer s.mu.Unlock()
 	p := s.newPage(path, s.clock.Now().UTC().Truncate(time.Second))
 	p.Raw, p.ContentType = body, contentType
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // Serve makes path answer body with contentType. Unlike a page it is not
@@ -450,7 +476,7 @@ func (s *Site) Serve(path, contentType string, body []byte) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.docs[path] = document{contentType: contentType, body: body}
-	return s.srv.URL + path
+	return s.base + path
 }
 
 // Asset is a file of a documentation build that is not a page.
@@ -759,7 +785,7 @@ func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
 	case path == "/robots.txt":
 		body, code, redir := s.robots, s.robotsCode, s.robotsRedir
 		if body == "" {
-			body = "User-agent: *\nAllow: /\n\nSitemap: " + s.srv.URL + s.sitemapPath + "\n"
+			body = "User-agent: *\nAllow: /\n\nSitemap: " + s.base + s.sitemapPath + "\n"
 		}
 		s.mu.Unlock()
 		if redir != "" {
@@ -993,7 +1019,7 @@ func (s *Site) sitemapLocked(path string) ([]byte, bool) {
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
 		for i := 0; i*s.opts.SitemapSplit < len(listed); i++ {
-			fmt.Fprintf(&b, "<sitemap><loc>%s/sitemap-%d%s</loc></sitemap>\n", s.srv.URL, i+1, ext)
+			fmt.Fprintf(&b, "<sitemap><loc>%s/sitemap-%d%s</loc></sitemap>\n", s.base, i+1, ext)
 		}
 		b.WriteString("</sitemapindex>\n")
 		body = b.Bytes()
@@ -1024,7 +1050,7 @@ func (s *Site) urlset(pages []*Page) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
 	for _, p := range pages {
-		fmt.Fprintf(&b, "<url><loc>%s%s</loc>", s.srv.URL, p.Path)
+		fmt.Fprintf(&b, "<url><loc>%s%s</loc>", s.base, p.Path)
 		if p.Priority > 0 {
 			fmt.Fprintf(&b, "<priority>%.2f</priority>", p.Priority)
 		}

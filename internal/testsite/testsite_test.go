@@ -288,3 +288,21 @@ func TestMove(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// With Options.Host every URL the site serves or reports names that host,
+// and Client reaches the site through it.
+func TestHost(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 2, Host: "docs.example.test"})
+	defer s.Close()
+	require.Equal(t, "http://docs.example.test", s.URL())
+	require.Equal(t, "http://docs.example.test/sitemap.xml", s.SitemapURL())
+	resp, body := get(t, s, "/sitemap.xml", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "<loc>http://docs.example.test"+s.Paths()[0]+"</loc>")
+	require.NotContains(t, string(body), "127.0.0.1")
+	_, body = get(t, s, "/robots.txt", nil)
+	require.Contains(t, string(body), "Sitemap: http://docs.example.test/sitemap.xml")
+	resp, _ = get(t, s, s.Paths()[1], nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Len(t, s.PageRequests(), 1)
+}
