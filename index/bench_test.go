@@ -51,12 +51,15 @@ func BenchmarkMemoryQuery(b *testing.B) {
 	}{
 		{"all", nil},
 		{"filter-10pct", index.Filter{"site": "3"}},
+		// One page's records, as the engine lists them after an upsert:
+		// answered from the postings of source_url, not by a scan.
+		{"filter-one-page", index.Filter{"site": "3", "source_url": "https://example.com/p/4321"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				hits, err := m.Query(ctx, q, 10, bc.filter)
-				if err != nil || len(hits) != 10 {
+				if err != nil || len(hits) != 10 && bc.name != "filter-one-page" || len(hits) == 0 {
 					b.Fatal(err, len(hits))
 				}
 			}

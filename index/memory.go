@@ -42,6 +42,12 @@ type Memory struct {
 	inv   []float32 // 1/‖v‖ of the stored vector, or 0 for a zero vector
 
 	keySets map[string][]string // interned sorted key lists, by their joined keys
+
+	// Filters are answered from postings: for each key a filter has used,
+	// the IDs of the records holding each value, built by the first
+	// filter on the key and kept up to date by every write, so a filter
+	// on a page's URL costs its matches, not the size of the index.
+	postings map[string]*posting
 }
 
 // memoryBlock is the number of records of one vector block.
@@ -117,8 +123,11 @@ func (m *Memory) Upsert(ctx context.Context, records []Record) error {
 		slot, ok := m.pos[r.ID]
 		if !ok {
 			slot = m.grow(r.ID)
+		} else {
+			m.unpost(slot)
 		}
 		m.meta[slot] = m.compact(r.Metadata)
+		m.post(slot)
 		m.texts[slot] = r.Text
 		m.setVector(slot, r.Vector)
 	}
@@ -269,19 +278,137 @@ func (m *Memory) DeleteWhere(ctx context.Context, filter Filter) (int, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
+	for k := range filter {
+		m.build(k)
+	}
 	match := compile(filter)
-	for slot := len(m.ids) - 1; slot >= 0; slot-- {
-		if match.match(m.meta[slot]) {
-			m.removeSlot(slot)
-			n++
+	ids, _ := m.candidates(filter)
+	var gone []int
+	for _, id := range ids {
+		if slot := m.pos[id]; match.match(m.meta[slot]) {
+			gone = append(gone, slot)
 		}
 	}
-	return n, nil
+	// Highest slot first: removeSlot moves the last record into the
+	// freed slot, which must not be one still to remove.
+	slices.SortFunc(gone, func(a, b int) int { return cmp.Compare(b, a) })
+	for _, slot := range gone {
+		m.removeSlot(slot)
+	}
+	return len(gone), nil
+}
+
+// build makes the postings of key, unless it has them (write lock held).
+func (m *Memory) build(key string) {
+	if _, ok := m.postings[key]; ok {
+		return
+	}
+	if m.postings == nil {
+		m.postings = map[string]*posting{}
+	}
+	p := &posting{byValue: map[string][]string{}, at: map[string]int{}}
+	for slot, md := range m.meta {
+		if v, ok := md.get(key); ok {
+			p.add(v, m.ids[slot])
+		}
+	}
+	m.postings[key] = p
+}
+
+// ensurePostings builds the postings of filter's keys that have none yet.
+func (m *Memory) ensurePostings(filter Filter) {
+	m.mu.RLock()
+	missing := false
+	for k := range filter {
+		if _, ok := m.postings[k]; !ok {
+			missing = true
+			break
+		}
+	}
+	m.mu.RUnlock()
+	if !missing {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range filter {
+		m.build(k)
+	}
+}
+
+// posting lists the records of each value of one key.
+type posting struct {
+	byValue map[string][]string // value -> IDs
+	at      map[string]int      // ID -> its index in its value's list
+}
+
+func (p *posting) add(v, id string) {
+	p.at[id] = len(p.byValue[v])
+	p.byValue[v] = append(p.byValue[v], id)
+}
+
+func (p *posting) remove(v, id string) {
+	j, ok := p.at[id]
+	if !ok {
+		return
+	}
+	delete(p.at, id)
+	list := p.byValue[v]
+	last := len(list) - 1
+	if j != last {
+		list[j] = list[last]
+		p.at[list[j]] = j
+	}
+	list[last] = ""
+	if last == 0 {
+		delete(p.byValue, v)
+	} else {
+		p.byValue[v] = list[:last]
+	}
+}
+
+// post adds the record in slot to the postings of its keys.
+func (m *Memory) post(slot int) {
+	md, id := m.meta[slot], m.ids[slot]
+	for i, k := range md.keys {
+		if p, ok := m.postings[k]; ok {
+			p.add(md.vals[i], id)
+		}
+	}
+}
+
+// unpost removes the record in slot from the postings of its keys.
+func (m *Memory) unpost(slot int) {
+	md, id := m.meta[slot], m.ids[slot]
+	for i, k := range md.keys {
+		if p, ok := m.postings[k]; ok {
+			p.remove(md.vals[i], id)
+		}
+	}
+}
+
+// candidates returns the IDs that can match filter: the shortest posting
+// list of its pairs. ok is false when no key of the filter has postings:
+// every record is then a candidate.
+func (m *Memory) candidates(filter Filter) (ids []string, ok bool) {
+	for k, v := range filter {
+		p, has := m.postings[k]
+		if !has {
+			continue
+		}
+		if list := p.byValue[v]; !ok || len(list) < len(ids) {
+			ids, ok = list, true
+		}
+	}
+	if ok {
+		return ids, true
+	}
+	return m.ids, false
 }
 
 // removeSlot deletes a record by moving the last record into its slot.
 func (m *Memory) removeSlot(slot int) {
+	m.unpost(slot)
 	last := len(m.ids) - 1
 	delete(m.pos, m.ids[slot])
 	if slot != last {
@@ -415,6 +542,7 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 	if !finite(vector) {
 		return nil, &RecordError{Reason: "query vector holds NaN or infinity"}
 	}
+	m.ensurePostings(filter)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.dims == 0 {
@@ -428,12 +556,17 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 	}
 	qinv := invNorm(vector)
 	match := compile(filter)
-	h := make([]scored, 0, min(k, len(m.ids)))
-	for slot := range m.ids {
-		if slot&4095 == 4095 {
+	ids, indexed := m.candidates(filter)
+	h := make([]scored, 0, min(k, len(ids)))
+	for i := range ids {
+		if i&4095 == 4095 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		slot := i
+		if indexed {
+			slot = m.pos[ids[i]]
 		}
 		if !match.match(m.meta[slot]) {
 			continue

@@ -520,3 +520,79 @@ func TestMemoryBlocksGrowAndShrink(t *testing.T) {
 		require.Equal(t, n/2-len(ids)+1500, c)
 	}
 }
+
+// Filtered queries and deletes answer from postings once a filter key has
+// been used: after any mix of upserts (changing a record's metadata too),
+// deletes and filtered deletes, every filter finds exactly the records a
+// scan of a model finds.
+func TestMemoryFilterPostings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 14))
+	m := index.NewMemory(2)
+	model := map[string]map[string]string{}
+	pick := func(n int) string { return fmt.Sprint(rng.IntN(n)) }
+	randomFilter := func() index.Filter {
+		f := index.Filter{}
+		if rng.IntN(3) > 0 {
+			f["url"] = "u" + pick(20)
+		}
+		if rng.IntN(2) == 0 {
+			f["source"] = "s" + pick(2)
+		}
+		if len(f) == 0 {
+			f["source"] = "s0"
+		}
+		return f
+	}
+	matches := func(f index.Filter) []string {
+		var ids []string
+		for id, md := range model {
+			if f.Match(md) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for step := range 3000 {
+		switch op := rng.IntN(10); {
+		case op < 5:
+			var recs []index.Record
+			for range 1 + rng.IntN(3) {
+				id := "r" + pick(60)
+				md := map[string]string{"source": "s" + pick(2), "url": "u" + pick(20)}
+				if rng.IntN(4) == 0 {
+					delete(md, "url")
+				}
+				recs = append(recs, index.Record{ID: id, Vector: []float32{1, float32(rng.IntN(5))}, Metadata: md})
+				model[id] = md
+			}
+			require.NoError(t, m.Upsert(ctx, recs))
+		case op < 7:
+			id := "r" + pick(60)
+			require.NoError(t, m.Delete(ctx, []string{id}))
+			delete(model, id)
+		case op < 8:
+			f := randomFilter()
+			want := matches(f)
+			n, err := m.DeleteWhere(ctx, f)
+			require.NoError(t, err)
+			require.Equal(t, len(want), n, "step %d: DeleteWhere(%v)", step, f)
+			for _, id := range want {
+				delete(model, id)
+			}
+		default:
+			f := randomFilter()
+			hits, err := m.Query(ctx, []float32{1, 1}, 1000, f)
+			require.NoError(t, err)
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.ID)
+			}
+			slices.Sort(got)
+			require.Equal(t, matches(f), got, "step %d: Query(%v)", step, f)
+		}
+		n, err := m.Count(ctx)
+		require.NoError(t, err)
+		require.Equal(t, len(model), n)
+	}
+}
