@@ -282,10 +282,11 @@ func (m *Memory) DeleteWhere(ctx context.Context, filter Filter) (int, error) {
 		m.build(k)
 	}
 	match := compile(filter)
-	ids, _ := m.candidates(filter)
+	// Every key of the filter has postings now.
+	slots, _ := m.candidates(filter)
 	var gone []int
-	for _, id := range ids {
-		if slot := m.pos[id]; match.match(m.meta[slot]) {
+	for _, s := range slots {
+		if slot := int(s); match.match(m.meta[slot]) {
 			gone = append(gone, slot)
 		}
 	}
@@ -306,10 +307,10 @@ func (m *Memory) build(key string) {
 	if m.postings == nil {
 		m.postings = map[string]*posting{}
 	}
-	p := &posting{byValue: map[string][]string{}, at: map[string]int{}}
+	p := &posting{byValue: map[string][]int32{}}
 	for slot, md := range m.meta {
 		if v, ok := md.get(key); ok {
-			p.add(v, m.ids[slot])
+			p.add(v, slot)
 		}
 	}
 	m.postings[key] = p
@@ -336,30 +337,34 @@ func (m *Memory) ensurePostings(filter Filter) {
 	}
 }
 
-// posting lists the records of each value of one key.
+// posting lists the slots of the records holding each value of one key.
 type posting struct {
-	byValue map[string][]string // value -> IDs
-	at      map[string]int      // ID -> its index in its value's list
+	byValue map[string][]int32 // value -> slots
+	idx     []int32            // slot -> its index in its value's list; -1 (or past the end): none
 }
 
-func (p *posting) add(v, id string) {
-	p.at[id] = len(p.byValue[v])
-	p.byValue[v] = append(p.byValue[v], id)
+func (p *posting) add(v string, slot int) {
+	for len(p.idx) <= slot {
+		p.idx = append(p.idx, -1)
+	}
+	list := p.byValue[v]
+	p.idx[slot] = int32(len(list))
+	p.byValue[v] = append(list, int32(slot))
 }
 
-func (p *posting) remove(v, id string) {
-	j, ok := p.at[id]
-	if !ok {
+func (p *posting) remove(v string, slot int) {
+	if slot >= len(p.idx) || p.idx[slot] < 0 {
 		return
 	}
-	delete(p.at, id)
+	j := p.idx[slot]
+	p.idx[slot] = -1
 	list := p.byValue[v]
-	last := len(list) - 1
+	last := int32(len(list) - 1)
 	if j != last {
-		list[j] = list[last]
-		p.at[list[j]] = j
+		moved := list[last]
+		list[j] = moved
+		p.idx[moved] = j
 	}
-	list[last] = ""
 	if last == 0 {
 		delete(p.byValue, v)
 	} else {
@@ -367,43 +372,65 @@ func (p *posting) remove(v, id string) {
 	}
 }
 
+// move records that the record of value v moved from slot from to to.
+func (p *posting) move(v string, from, to int) {
+	if from >= len(p.idx) || p.idx[from] < 0 {
+		return
+	}
+	j := p.idx[from]
+	p.idx[from] = -1
+	p.byValue[v][j] = int32(to)
+	for len(p.idx) <= to {
+		p.idx = append(p.idx, -1)
+	}
+	p.idx[to] = j
+}
+
 // post adds the record in slot to the postings of its keys.
 func (m *Memory) post(slot int) {
-	md, id := m.meta[slot], m.ids[slot]
+	md := m.meta[slot]
 	for i, k := range md.keys {
 		if p, ok := m.postings[k]; ok {
-			p.add(md.vals[i], id)
+			p.add(md.vals[i], slot)
 		}
 	}
 }
 
 // unpost removes the record in slot from the postings of its keys.
 func (m *Memory) unpost(slot int) {
-	md, id := m.meta[slot], m.ids[slot]
+	md := m.meta[slot]
 	for i, k := range md.keys {
 		if p, ok := m.postings[k]; ok {
-			p.remove(md.vals[i], id)
+			p.remove(md.vals[i], slot)
 		}
 	}
 }
 
-// candidates returns the IDs that can match filter: the shortest posting
+// moved updates the postings of the record that moved from slot from to
+// slot to.
+func (m *Memory) moved(from, to int) {
+	md := m.meta[from]
+	for i, k := range md.keys {
+		if p, ok := m.postings[k]; ok {
+			p.move(md.vals[i], from, to)
+		}
+	}
+}
+
+// candidates returns the slots that can match filter: the shortest posting
 // list of its pairs. ok is false when no key of the filter has postings:
-// every record is then a candidate.
-func (m *Memory) candidates(filter Filter) (ids []string, ok bool) {
+// every record is then a candidate (slots is nil).
+func (m *Memory) candidates(filter Filter) (slots []int32, ok bool) {
 	for k, v := range filter {
 		p, has := m.postings[k]
 		if !has {
 			continue
 		}
-		if list := p.byValue[v]; !ok || len(list) < len(ids) {
-			ids, ok = list, true
+		if list := p.byValue[v]; !ok || len(list) < len(slots) {
+			slots, ok = list, true
 		}
 	}
-	if ok {
-		return ids, true
-	}
-	return m.ids, false
+	return slots, ok
 }
 
 // removeSlot deletes a record by moving the last record into its slot.
@@ -412,6 +439,7 @@ func (m *Memory) removeSlot(slot int) {
 	last := len(m.ids) - 1
 	delete(m.pos, m.ids[slot])
 	if slot != last {
+		m.moved(last, slot)
 		m.ids[slot] = m.ids[last]
 		m.meta[slot] = m.meta[last]
 		m.texts[slot] = m.texts[last]
@@ -556,9 +584,13 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 	}
 	qinv := invNorm(vector)
 	match := compile(filter)
-	ids, indexed := m.candidates(filter)
-	h := make([]scored, 0, min(k, len(ids)))
-	for i := range ids {
+	slots, indexed := m.candidates(filter)
+	n := len(m.ids)
+	if indexed {
+		n = len(slots)
+	}
+	h := make([]scored, 0, min(k, n))
+	for i := range n {
 		if i&4095 == 4095 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -566,7 +598,7 @@ func (m *Memory) Query(ctx context.Context, vector []float32, k int, filter Filt
 		}
 		slot := i
 		if indexed {
-			slot = m.pos[ids[i]]
+			slot = int(slots[i])
 		}
 		if !match.match(m.meta[slot]) {
 			continue
