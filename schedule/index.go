@@ -104,7 +104,7 @@ type Index struct {
 const planSample = 1 << 16
 
 // DefaultCandidates is Index.Candidates by default: a page falls due when
-// its index reaches 0.8 of the price μ.
+// its index reaches half the price μ.
 const DefaultCandidates = 0.5
 
 func (x Index) withDefaults() Index {
