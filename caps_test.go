@@ -2,8 +2,6 @@ package recrawl_test
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,48 +9,10 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/internal/peakheap"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/sitemap"
 )
-
-// peakHeap runs f and returns the most heap it had in use above what was
-// in use before, sampled every 2 ms with runtime.ReadMemStats. The test
-// site runs in the same process: its hostile documents are generated while
-// served, so what is measured is the engine's memory.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak uint64
-	sample := func() {
-		runtime.ReadMemStats(&ms)
-		if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
-			peak = ms.HeapAlloc - base
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	f()
-	close(done)
-	wg.Wait()
-	sample()
-	return peak
-}
 
 // A crawled page obeys WEB_MAX_BYTES (issue 12, defect 5: a crawl of a
 // 1 GB page with WEB_MAX_BYTES=1000000 downloaded 61 MB, and the error
@@ -140,7 +100,7 @@ func TestFanOutSitemapIndexStaysBounded(t *testing.T) {
 	def := recrawl.DefaultLimits()
 	var rep *recrawl.Report
 	var err error
-	peak := peakHeap(func() { rep, err = f.eng.Run(context.Background(), f.src) })
+	peak := peakheap.Measure(func() { rep, err = f.eng.Run(context.Background(), f.src) })
 	t.Logf("fan-out index, %d documents of %d children: peak heap %.1f MiB", docs, width, float64(peak)/(1<<20))
 	require.NoError(t, err)
 	require.True(t, rep.Incomplete)
@@ -176,7 +136,7 @@ func TestLargeLLMsTxtStaysWithinASmallMultipleOfItsSize(t *testing.T) {
 	f.src = discover.LLMsTxt{URL: f.site.HugeLLMs("/llms.txt", n)}
 	var rep *recrawl.Report
 	var err error
-	peak := peakHeap(func() { rep, err = f.eng.Run(context.Background(), f.src) })
+	peak := peakheap.Measure(func() { rep, err = f.eng.Run(context.Background(), f.src) })
 	var bytes int
 	for _, r := range f.site.Requests() {
 		if r.Path == "/llms.txt" {

@@ -14,12 +14,13 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/fetch"
+	"github.com/recrawl/recrawl/internal/peakheap"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/sitemap"
 )
 
 // Peak heap of a run against hostile documents, measured with
-// runtime.ReadMemStats (peakHeap): each stays bounded whatever the
+// runtime.ReadMemStats (peakheap.Measure): each stays bounded whatever the
 // document's size. The figures are in RELIABILITY.md; rerun with
 // go test -run 'TestPeakHeap' -v .
 
@@ -74,7 +75,7 @@ func TestPeakHeapGzipBomb(t *testing.T) {
 			src := tc.setup(f)
 			var rep *recrawl.Report
 			var err error
-			peak := peakHeap(func() { rep, err = f.eng.Run(context.Background(), src) })
+			peak := peakheap.Measure(func() { rep, err = f.eng.Run(context.Background(), src) })
 			t.Logf("gzip bomb (%s) of %d MiB inflated: peak heap %.1f MiB", tc.name, mib, float64(peak)/(1<<20))
 			tc.check(t, f, rep, err, failures)
 			requireRequests(t, f.site, rep, false)
@@ -91,7 +92,7 @@ func TestPeakHeapHugeRobots(t *testing.T) {
 	f.site.Generate("/robots.txt", "text/plain; charset=utf-8", "User-agent: *\nDisallow: "+f.site.Paths()[0]+"\n", lines,
 		func(i int) string { return fmt.Sprintf("Disallow: /x/%08d\n", i) }, "")
 	var rep *recrawl.Report
-	peak := peakHeap(func() { rep = f.run() })
+	peak := peakheap.Measure(func() { rep = f.run() })
 	var sent int
 	for _, r := range f.site.Requests() {
 		if r.Path == "/robots.txt" {
@@ -122,7 +123,7 @@ func TestPeakHeapMillionLinkPage(t *testing.T) {
 	f.src = discover.Crawl{URL: start}
 	var rep *recrawl.Report
 	var err error
-	peak := peakHeap(func() { rep, err = f.eng.Run(context.Background(), f.src) })
+	peak := peakheap.Measure(func() { rep, err = f.eng.Run(context.Background(), f.src) })
 	var body int
 	for _, r := range f.site.Requests() {
 		if r.Path == "/docs/many.html" {

@@ -3,55 +3,14 @@ package discover_test
 import (
 	"context"
 	"math"
-	"runtime"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/discover"
+	"github.com/recrawl/recrawl/internal/peakheap"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
-
-// peakHeap runs f and returns the most heap it had in use above what was
-// in use before, sampled every 2 ms with runtime.ReadMemStats. The test
-// site generates its hostile documents while serving them, so what is
-// measured is the crawl's memory.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak uint64
-	sample := func() {
-		runtime.ReadMemStats(&ms)
-		if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
-			peak = ms.HeapAlloc - base
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	f()
-	close(done)
-	wg.Wait()
-	sample()
-	return peak
-}
 
 // A crawled page of a million links costs a small multiple of its body:
 // the links are streamed from the body with the HTML tokenizer into the
@@ -68,7 +27,7 @@ func TestPeakHeapCrawlOfAMillionLinkPage(t *testing.T) {
 	env := discover.Env{Client: site.Client(), MaxPageBytes: 128 << 20, MaxDocuments: 3}
 	var yielded int
 	var err error
-	peak := peakHeap(func() {
+	peak := peakheap.Measure(func() {
 		err = discover.Crawl{URL: start}.Discover(context.Background(), env, func(discover.Link) error {
 			yielded++
 			return nil

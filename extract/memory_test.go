@@ -3,56 +3,14 @@ package extract_test
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/extract"
+	"github.com/recrawl/recrawl/internal/peakheap"
 )
-
-// peakHeap runs f and returns the most heap it had in use above what was
-// in use before, sampled every millisecond with runtime.ReadMemStats.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var mu sync.Mutex
-	var peak uint64
-	sample := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		runtime.ReadMemStats(&ms)
-		if ms.HeapAlloc > base && ms.HeapAlloc-base > peak {
-			peak = ms.HeapAlloc - base
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				sample()
-			}
-		}
-	}()
-	f()
-	close(done)
-	wg.Wait()
-	sample()
-	return peak
-}
 
 // linkFarm is a page of n links, each in a list item (about 41 bytes a
 // link): two elements per link.
@@ -81,7 +39,7 @@ func TestLinkFarmMemory(t *testing.T) {
 	body := linkFarm(links)
 	var doc extract.Document
 	var err error
-	peak := peakHeap(func() { doc, err = extract.FromHTMLWithOptions(body, "https://farm.example/all", opts) })
+	peak := peakheap.Measure(func() { doc, err = extract.FromHTMLWithOptions(body, "https://farm.example/all", opts) })
 	ratio := float64(peak) / float64(len(body))
 	t.Logf("%d links, body %.1f MiB: peak heap %.1f MiB, %.1fx the body", links, float64(len(body))/(1<<20), float64(peak)/(1<<20), ratio)
 	require.ErrorIs(t, err, extract.ErrTooManyElements)
