@@ -13,6 +13,7 @@ import (
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -96,9 +97,9 @@ func BenchmarkNotModified(b *testing.B) {
 		b.StopTimer()
 		clk.Advance(400 * 24 * time.Hour) // every row due
 		b.StartTimer()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		rep, err := eng.Run(context.Background(), src)
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		if err != nil {
 			b.Fatal(err)
 		}

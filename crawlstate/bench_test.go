@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/internal/cputime"
 )
 
-// cpuMeter reports the process CPU time per op (see processCPU) for the
+// cpuMeter reports the process CPU time per op (see cputime.Process) for the
 // timed part of a benchmark.
 type cpuMeter struct {
 	b       *testing.B
@@ -21,23 +22,25 @@ type cpuMeter struct {
 	running bool
 }
 
-func meterCPU(b *testing.B) *cpuMeter { return &cpuMeter{b: b, start: processCPU(), running: true} }
+func meterCPU(b *testing.B) *cpuMeter {
+	return &cpuMeter{b: b, start: cputime.Process(), running: true}
+}
 
 func (m *cpuMeter) stop() {
 	m.b.StopTimer()
-	m.total += processCPU() - m.start
+	m.total += cputime.Process() - m.start
 	m.running = false
 }
 
 func (m *cpuMeter) resume() {
-	m.start = processCPU()
+	m.start = cputime.Process()
 	m.running = true
 	m.b.StartTimer()
 }
 
 func (m *cpuMeter) report() {
 	if m.running {
-		m.total += processCPU() - m.start
+		m.total += cputime.Process() - m.start
 		m.running = false
 	}
 	if m.total > 0 {

@@ -59,6 +59,7 @@ import (
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -341,11 +342,11 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 			return Measure{}, err
 		}
 	}
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	t0 := time.Now()
 	m, err := f()
 	m.WallSec = time.Since(t0).Seconds()
-	m.CPUSec = (cpuTime() - cpu0).Seconds()
+	m.CPUSec = (cputime.Process() - cpu0).Seconds()
 	close(stop)
 	wg.Wait()
 	if profile {

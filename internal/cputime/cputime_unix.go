@@ -1,14 +1,15 @@
 //go:build unix
 
-package main
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() time.Duration {
+// Process returns the process's user and system CPU time so far (0 if the
+// system does not say).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
