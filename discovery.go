@@ -38,7 +38,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
 		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
-		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start, flush: d.flush},
+		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start, d: d},
 		OnUnchanged:  d.unchanged,
 		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
 		Pages:        &pageHandler{r: r, d: d},
@@ -138,6 +138,7 @@ type discoverer struct {
 	mu        sync.Mutex // crawls may yield and prepare from several goroutines
 	seen      map[[2]uint64]struct{}
 	batch     []crawlstate.Discovered
+	docs      []crawlstate.Document // documents whose URLs are all in batch or stored
 	stateErr  error
 	untouched map[string]bool // documents reported unchanged
 	changed   int             // rows inserted, bumped or revived
@@ -206,10 +207,10 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 	if d.stateErr != nil {
 		return d.stateErr
 	}
-	if len(d.batch) == 0 {
-		return nil
-	}
 	r := d.r
+	if len(d.batch) == 0 {
+		return d.storeDocsLocked(ctx)
+	}
 	st, err := r.e.cfg.State.UpsertDiscovered(ctx, r.source, r.start, d.batch)
 	if err != nil {
 		d.stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)
@@ -222,6 +223,21 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 	r.mu.Unlock()
 	d.changed += st.New + st.Revived + st.Bumped
 	d.batch = d.batch[:0]
+	return d.storeDocsLocked(ctx)
+}
+
+// storeDocsLocked stores the documents held back until their URLs were
+// written (d.mu held).
+func (d *discoverer) storeDocsLocked(ctx context.Context) error {
+	r := d.r
+	for i, doc := range d.docs {
+		if err := r.e.cfg.State.PutDocument(ctx, r.source, doc); err != nil {
+			d.docs = d.docs[i:]
+			d.stateErr = fmt.Errorf("recrawl: storing the state of %s: %w", doc.URL, err)
+			return d.stateErr
+		}
+	}
+	d.docs = d.docs[:0]
 	return nil
 }
 
@@ -272,12 +288,12 @@ type documents struct {
 	st     crawlstate.State
 	source string
 	at     time.Time
-	// flush stores the URLs discovered so far. A document's validators
-	// are stored only after the URLs it listed: were they stored first
-	// and the URLs then lost (a failed write, a crash), the next run's
-	// 304 would say the document is unchanged and its new URLs would
-	// never be stored.
-	flush func(context.Context) error
+	// d, when set, holds each stored document back until the batch of
+	// URLs it listed has been written (discoverer.flushLocked): were its
+	// validators stored first and the URLs then lost (a failed write, a
+	// crash), the next run's 304 would say the document is unchanged and
+	// its new URLs would never be stored.
+	d *discoverer
 }
 
 func (d documents) Document(ctx context.Context, url string) (discover.DocumentInfo, bool, error) {
@@ -295,14 +311,19 @@ func (d documents) Document(ctx context.Context, url string) (discover.DocumentI
 }
 
 func (d documents) PutDocument(ctx context.Context, doc discover.DocumentInfo) error {
-	if d.flush != nil {
-		if err := d.flush(ctx); err != nil {
-			return err
-		}
-	}
-	return d.st.PutDocument(ctx, d.source, crawlstate.Document{
+	stored := crawlstate.Document{
 		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
 		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,
 		FetchedAt: d.at,
-	})
+	}
+	if d.d != nil {
+		d.d.mu.Lock()
+		defer d.d.mu.Unlock()
+		if d.d.stateErr != nil {
+			return d.d.stateErr
+		}
+		d.d.docs = append(d.d.docs, stored)
+		return nil
+	}
+	return d.st.PutDocument(ctx, d.source, stored)
 }
