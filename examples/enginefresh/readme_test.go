@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The README quotes the engine's freshness against Halving from
+// testdata/readme.jsonl, the output of
+//
+//	go run ./examples/enginefresh -pages 1000 -warmup 60 -days 60 -cadence 24h -json
+//	go run ./examples/enginefresh -pages 1000 -warmup 60 -days 60 -cadence 6h -json
+//
+// (too long for a test to rerun): each quoted figure must be the recorded
+// run's. Rerun both commands into the file and requote the README when the
+// engine's scheduling changes.
+func TestREADMEQuotesTheRecordedRun(t *testing.T) {
+	f, err := os.Open("testdata/readme.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	byCadence := map[string]Result{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r Result
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		require.Equal(t, 1000, r.Pages)
+		if r.Policy == "default" {
+			byCadence[r.Cadence] = r
+		}
+	}
+	require.NoError(t, sc.Err())
+	daily, ok := byCadence["24h0m0s"]
+	require.True(t, ok, "the recorded run has the daily cadence")
+	sixHourly, ok := byCadence["6h0m0s"]
+	require.True(t, ok, "the recorded run has the 6-hourly cadence")
+
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	want := fmt.Sprintf("the default is %+.1f%% fresher than `schedule.DefaultHalving` with daily runs at %.3f× its fetches, and %+.1f%% with 6-hourly runs at %.3f× its fetches",
+		100*daily.VsHalving, daily.FetchRate, 100*sixHourly.VsHalving, sixHourly.FetchRate)
+	require.Contains(t, text, want)
+}
