@@ -22,14 +22,9 @@ import (
 // fetched.
 func (r *run) fetchDue(ctx context.Context) error {
 	e := r.e
-	st := e.cfg.State
-	due, err := st.CountDue(ctx, r.source, r.start)
-	if err != nil {
-		return fmt.Errorf("recrawl: counting due rows: %w", err)
-	}
-	r.mu.Lock()
-	r.rep.Due += due
-	r.mu.Unlock()
+	// Report.Due is counted by the due walk below (eachDue), not by a
+	// count query: every due row is dispatched or skipped with its own
+	// event, so the walk sees each of them once.
 
 	// Three stages joined by bounded queues: Workers goroutines fetch
 	// (I/O), GOMAXPROCS goroutines extract and index what came back with a
@@ -89,7 +84,9 @@ func (r *run) fetchDue(ctx context.Context) error {
 		}
 	}
 	var qerr error
-	if limit, rank, capped := r.runLimit(); limit >= 0 && due > limit {
+	// With a limit, the due rows are ranked: dispatchByGain dispatches
+	// every row when no more than limit are due.
+	if limit, rank, capped := r.runLimit(); limit >= 0 {
 		qerr = r.dispatchByGain(ctx, limit, rank, capped, dispatch)
 	} else {
 		qerr = r.dispatchInOrder(ctx, dispatch)
@@ -144,6 +141,24 @@ func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row
 // and calls fn for each until it returns false. An error of a cancelled
 // context is not reported: the caller checks ctx.
 func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn func(crawlstate.Row) bool) error {
+	return e.walkDue(ctx, source, now, nil, fn)
+}
+
+// eachDue is Engine.eachDue over the rows due at the start of the run,
+// counting each page of rows read in Report.Due before fn sees its rows:
+// every due row is dispatched or skipped with its own event, so the walk
+// counts what a count query would, without its cost.
+func (r *run) eachDue(ctx context.Context, fn func(crawlstate.Row) bool) error {
+	return r.e.walkDue(ctx, r.source, r.start, func(n int) {
+		r.mu.Lock()
+		r.rep.Due += n
+		r.mu.Unlock()
+	}, fn)
+}
+
+// walkDue is eachDue calling page, when not nil, with the number of rows
+// of each page read.
+func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page func(int), fn func(crawlstate.Row) bool) error {
 	var after crawlstate.Key
 	for {
 		rows, err := e.cfg.State.Due(ctx, source, now, after, e.cfg.BatchSize)
@@ -152,6 +167,9 @@ func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn f
 				return nil
 			}
 			return fmt.Errorf("recrawl: reading the due queue of %s: %w", source, err)
+		}
+		if page != nil {
+			page(len(rows))
 		}
 		for _, row := range rows {
 			if !fn(row) {
@@ -167,7 +185,7 @@ func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn f
 
 // dispatchInOrder dispatches the due queue in (NextCheck, URL) order.
 func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
-	return r.e.eachDue(ctx, r.source, r.start, dispatch)
+	return r.eachDue(ctx, dispatch)
 }
 
 // runLimit returns how many due rows the run may fetch (negative: all)
@@ -199,11 +217,10 @@ func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bo
 // evidence of a change and the last are owed a retry; the second take the
 // place of ranked rows. Only limit rows are held in memory at a time.
 func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(crawlstate.Row) bool) error {
-	e := r.e
 	best := &gainHeap{}
 	stop := false
 	room := limit // what the plan's limit leaves for the ranked rows
-	err := e.eachDue(ctx, r.source, r.start, func(row crawlstate.Row) bool {
+	err := r.eachDue(ctx, func(row crawlstate.Row) bool {
 		g := math.Inf(1) // never fetched: nothing is known, fetch first
 		if row.ContentHash != "" && row.Failures == 0 && (!row.NextCheck.IsZero() || r.trust.learned) {
 			// With learned trust, a row a moved lastmod made due is
@@ -252,7 +269,7 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 	}
 	// The rows the budget left out stay due; the dispatched ones finish.
 	r.mu.Lock()
-	if r.rep.StoppedBy == "" && capped {
+	if r.rep.StoppedBy == "" && capped && r.rep.Skipped[SkipBudget] > 0 {
 		r.rep.StoppedBy = StopBudget
 	}
 	r.mu.Unlock()

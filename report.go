@@ -83,7 +83,9 @@ type Event struct {
 	Status  int    // the origin's HTTP status, when there was one
 	Err     error  // the failure, for OutcomeFailed
 	At      time.Time
-	// Done counts due URLs finished so far in this run, of Due.
+	// Done counts due URLs finished so far in this run, of Due: the due
+	// URLs the run has read from the due queue so far (it grows a page of
+	// Config.BatchSize rows at a time and ends at Report.Due).
 	Done, Due int
 }
 
@@ -115,7 +117,7 @@ type Report struct {
 	Incomplete bool `json:"incomplete"` // the listing was partial: nothing was counted missing
 
 	// The due queue.
-	Due         int `json:"due"`          // rows due at the start of the run
+	Due         int `json:"due"`          // rows due at the start of the run (a cancelled run: those it reached)
 	Fetched     int `json:"fetched"`      // rows requested from the origin
 	Bodies      int `json:"bodies"`       // answers with a body (2xx)
 	NotModified int `json:"not_modified"` // 304 answers (counted in Unchanged)
