@@ -9,8 +9,15 @@ import (
 	"github.com/recrawl/recrawl/crawlstate"
 )
 
-// maxCommitBatch bounds the results of one commit transaction.
-const maxCommitBatch = 256
+// maxCommitBatch bounds the results of one commit transaction, and
+// maxBodyBatch those of them with a body (links, chunks, alerts: more
+// memory held until the write). A large batch of 304s dirties fewer
+// database pages per row: rows share their B-tree leaves, so the WAL
+// written at COMMIT, and checkpointed later, shrinks.
+const (
+	maxCommitBatch = 1024
+	maxBodyBatch   = 256
+)
 
 // commitLinger is how long a batch nobody waits for (304s, pages without
 // alerts) may wait for more results before it is written: one transaction
@@ -24,7 +31,8 @@ const commitLinger = 20 * time.Millisecond
 // committer is a run's state-write stage. Workers hand it page results
 // with their stage events (submit); it writes them with group commit: one
 // transaction holds every result handed in while the previous transaction
-// was being written, up to maxCommitBatch, so under load a transaction
+// was being written, up to maxCommitBatch (maxBodyBatch of them with a
+// body), so under load a transaction
 // carries many pages. A batch that no caller waits for lingers up to
 // commitLinger for more; one a caller waits for (commit) is written at
 // once. Each
@@ -51,7 +59,7 @@ type commitReq struct {
 }
 
 func newCommitter(ctx context.Context, r *run) *committer {
-	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxCommitBatch), nudge: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxBodyBatch), nudge: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -101,9 +109,10 @@ func (c *committer) loop() {
 	for req := range c.in {
 		batch = append(batch[:0], req)
 		waited := req.waited
+		bodies := heavy(req)
 		lingering := false
 	fill:
-		for len(batch) < maxCommitBatch {
+		for len(batch) < maxCommitBatch && bodies < maxBodyBatch {
 			select {
 			case more, ok := <-c.in:
 				if !ok {
@@ -111,6 +120,7 @@ func (c *committer) loop() {
 				}
 				batch = append(batch, more)
 				waited = waited || more.waited
+				bodies += heavy(more)
 				continue
 			default:
 			}
@@ -128,6 +138,7 @@ func (c *committer) loop() {
 				}
 				batch = append(batch, more)
 				waited = waited || more.waited
+				bodies += heavy(more)
 			case <-linger.C:
 				lingering = false
 				break fill
@@ -152,6 +163,15 @@ func (c *committer) loop() {
 		clear(batch) // drop the references to the pages
 		clear(results)
 	}
+}
+
+// heavy is 1 for a result that carries more than a row update (anything
+// but a 304), else 0.
+func heavy(req commitReq) int {
+	if req.res.NotModified && req.res.Alert == nil && req.res.Links == nil {
+		return 0
+	}
+	return 1
 }
 
 // write records results in one transaction; when it fails (and the run

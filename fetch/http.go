@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
@@ -123,6 +124,8 @@ type HTTP struct {
 	Clock clock.Clock
 	// Logger receives retry decisions at debug level (default: discard).
 	Logger *slog.Logger
+
+	client atomic.Pointer[policyClient] // Client with the redirect policy
 }
 
 var discard = slog.New(slog.DiscardHandler)
@@ -203,7 +206,7 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 		timeout = d
 	}
 	if _, ok := client.Transport.(requestTimer); ok {
-		ctx = context.WithValue(ctx, timeoutKey{}, timeout)
+		ctx = &requestCtx{Context: ctx, timeout: timeout, url: req.URL}
 	} else {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &TimeoutError{URL: req.URL, After: timeout})
@@ -224,18 +227,7 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 	if req.LastModified != "" {
 		hr.Header.Set("If-Modified-Since", req.LastModified)
 	}
-	c := *client
-	maxRedirects := orDefault(h.MaxRedirects, DefaultMaxRedirects)
-	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
-		if len(via) > maxRedirects {
-			return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
-		}
-		return nil
-	}
-	if !h.AllowOffHostRedirects {
-		c.CheckRedirect = StayOnSite(c.CheckRedirect)
-	}
-	resp, err := c.Do(hr)
+	resp, err := h.redirecting(client).Do(hr)
 	if err != nil {
 		return nil, -1, fmt.Errorf("fetch %s: %w", req.URL, err)
 	}
@@ -279,6 +271,56 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 		return nil, ra, se
 	}
 }
+
+// redirecting returns client with the MaxRedirects policy (and
+// StayOnSite unless AllowOffHostRedirects) as its CheckRedirect: a copy
+// made once per client, not once per request.
+func (h *HTTP) redirecting(client *http.Client) *http.Client {
+	if c := h.client.Load(); c != nil && c.base == client {
+		return &c.Client
+	}
+	c := &policyClient{base: client, Client: *client}
+	maxRedirects := orDefault(h.MaxRedirects, DefaultMaxRedirects)
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return fmt.Errorf("%w: stopped after %d", ErrTooManyRedirects, maxRedirects)
+		}
+		return nil
+	}
+	if !h.AllowOffHostRedirects {
+		c.CheckRedirect = StayOnSite(c.CheckRedirect)
+	}
+	h.client.Store(c)
+	return &c.Client
+}
+
+// policyClient is a copy of base with HTTP's redirect policy.
+type policyClient struct {
+	http.Client
+	base *http.Client
+}
+
+// requestCtx carries a request's bound and URL to a requestTimer: one
+// allocation where two context.WithValue layers would take two.
+type requestCtx struct {
+	context.Context
+	timeout time.Duration
+	url     string
+}
+
+func (c *requestCtx) Value(key any) any {
+	switch key.(type) {
+	case timeoutKey:
+		return c.timeout
+	case urlKey:
+		return c.url
+	}
+	return c.Context.Value(key)
+}
+
+// urlKey holds the URL string of a request (as given to Fetch), for a
+// requestTimer's TimeoutError.
+type urlKey struct{}
 
 // requestTimer is implemented by transports that start a request's
 // timeout themselves once the request is sent (*Polite): HTTP hands its

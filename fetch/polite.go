@@ -118,8 +118,11 @@ type Polite struct {
 	Unsent func(req *http.Request, err error)
 
 	mu    sync.Mutex
-	hosts map[string]*hostState
+	hosts map[politeHost]*hostState
 }
+
+// politeHost names a host's state: scheme and host, lower case.
+type politeHost struct{ scheme, host string }
 
 type hostState struct {
 	robotsMu sync.Mutex // held while robots.txt loads: one fetch per host
@@ -134,11 +137,13 @@ type hostState struct {
 }
 
 func (p *Polite) host(u *url.URL) *hostState {
-	key := strings.ToLower(u.Scheme + "://" + u.Host)
+	// strings.ToLower returns a lower-case string itself: no allocation
+	// per request for the usual URL.
+	key := politeHost{strings.ToLower(u.Scheme), strings.ToLower(u.Host)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hosts == nil {
-		p.hosts = map[string]*hostState{}
+		p.hosts = map[politeHost]*hostState{}
 	}
 	h := p.hosts[key]
 	if h == nil {
@@ -339,10 +344,10 @@ func (p *Polite) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	// The request's own time starts now that it has its slot.
-	cancel := context.CancelFunc(func() {})
+	cancel := context.CancelFunc(noop)
 	if d := p.timeoutOf(ctx); d > 0 {
 		var tctx context.Context
-		tctx, cancel = context.WithTimeoutCause(ctx, d, &TimeoutError{URL: req.URL.String(), After: d})
+		tctx, cancel = context.WithTimeoutCause(ctx, d, &TimeoutError{URL: requestURL(ctx, req), After: d})
 		req = req.WithContext(tctx)
 	}
 	if p.UserAgent != "" && req.Header.Get("User-Agent") == "" {
@@ -358,8 +363,20 @@ func (p *Polite) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { cancel(); <-h.sem }}
+	resp.Body = &releaseBody{ReadCloser: resp.Body, cancel: cancel, sem: h.sem}
 	return resp, nil
+}
+
+func noop() {}
+
+// requestURL is req's URL as the caller wrote it: the one an HTTP fetcher
+// put in the context for its first hop (no String of the parsed URL per
+// request), else req.URL.String().
+func requestURL(ctx context.Context, req *http.Request) string {
+	if u, ok := ctx.Value(urlKey{}).(string); ok && req.Response == nil {
+		return u
+	}
+	return req.URL.String()
 }
 
 // notSent reports whether a request's error shows it never reached a
@@ -386,11 +403,13 @@ func (p *Polite) timeoutOf(ctx context.Context) time.Duration {
 // timeout once the request has its slot (see requestTimer).
 func (p *Polite) timesRequests() {}
 
-// releaseBody frees the host's concurrency slot when the body is closed.
+// releaseBody frees the host's concurrency slot, and stops the request's
+// timer, when the body is closed.
 type releaseBody struct {
 	io.ReadCloser
-	once    sync.Once
-	release func()
+	once   sync.Once
+	cancel context.CancelFunc
+	sem    chan struct{}
 }
 
 func (b *releaseBody) Close() error {
@@ -398,3 +417,5 @@ func (b *releaseBody) Close() error {
 	b.once.Do(b.release)
 	return err
 }
+
+func (b *releaseBody) release() { b.cancel(); <-b.sem }
