@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -440,12 +440,27 @@ func fatalError(err error) bool {
 // It is never below one second.
 func (e *Engine) jittered(url string, visits int, interval time.Duration) time.Duration {
 	if e.cfg.Jitter > 0 {
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%d", url, visits)
-		u := float64(h.Sum64()>>11) / (1 << 53) // uniform in [0, 1)
+		u := float64(jitterHash(url, visits)>>11) / (1 << 53) // uniform in [0, 1)
 		interval -= time.Duration(float64(interval) * e.cfg.Jitter * u)
 	}
 	return max(interval, time.Second)
+}
+
+// jitterHash is FNV-1a (64 bits) of url, a zero byte and visits in
+// decimal: the bytes fmt.Fprintf(fnv.New64a(), "%s\x00%d", url, visits)
+// hashes, without its allocations.
+func jitterHash(url string, visits int) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(url); i++ {
+		h = (h ^ uint64(url[i])) * prime
+	}
+	h *= prime // the zero byte: h ^ 0 == h
+	var buf [20]byte
+	for _, c := range strconv.AppendInt(buf[:0], int64(visits), 10) {
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
 }
 
 // stage counts a stage attempt (delta 0), success (1) or failure (-1).

@@ -120,7 +120,7 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 	r.rep.Billed += resp.Billed
 	r.mu.Unlock()
 	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now(), crawl: crawl}
-	p.event(StageFetch, true, "", "HTTP "+strconv.Itoa(resp.Status))
+	p.event(StageFetch, true, "", httpDetail(resp.Status))
 	switch {
 	case resp.Gone():
 		p.gone(ctx)
@@ -140,6 +140,18 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 	default:
 		return p.body(ctx)
 	}
+}
+
+// httpDetail is a fetch event's detail: "HTTP " and the status, without an
+// allocation for the usual ones.
+func httpDetail(status int) string {
+	switch status {
+	case http.StatusOK:
+		return "HTTP 200"
+	case http.StatusNotModified:
+		return "HTTP 304"
+	}
+	return "HTTP " + strconv.Itoa(status)
 }
 
 // offSite reports whether a response came, after redirects, from another
