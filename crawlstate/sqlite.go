@@ -129,6 +129,11 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	// pages that SQLite's default 2 MiB cache would evict and reread on
 	// every row. Pages are allocated only as they are used.
 	params.Set("_cache_size", strconv.Itoa(-writerCacheKiB))
+	// The one writing connection is used by one goroutine at a time (the
+	// pool of one hands it out), as a reading connection is: SQLite's
+	// per-call connection mutex is pure cost there too (a lock and an
+	// unlock per step of every row written).
+	params.Set("_mutex", "no")
 
 	w, err := sql.Open("sqlite3", dsn(path, params))
 	if err != nil {
@@ -162,9 +167,9 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	params.Set("_query_only", "true")
 	// A reading connection is used by one goroutine at a time (the pool
 	// hands it out), so SQLite's per-call connection mutex is pure cost:
-	// it was a tenth of a due query's CPU time. The driver keeps the
-	// reads' prepared statements (the due query, Get, ...) per connection.
-	params.Set("_mutex", "no")
+	// it was a tenth of a due query's CPU time (_mutex=no, kept from the
+	// writer's parameters). The driver keeps the reads' prepared
+	// statements (the due query, Get, ...) per connection.
 	params.Set("_stmt_cache_size", strconv.Itoa(readerStmtCache))
 	r, err := sql.Open(readerDriver, dsn(path, params))
 	if err != nil {
