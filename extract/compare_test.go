@@ -125,7 +125,7 @@ func trafilaturaPipeline(body []byte, pageURL string) (string, error) {
 	}
 	removeBoilerplate(doc)
 	normalizeCode(doc)
-	absolutizeLinks(doc, base)
+	absolutizeLinks(doc, base, nil)
 	langOfCode := map[string]string{}
 	walk(doc, func(n *html.Node) bool {
 		if isElement(n, atom.Code) && n.Parent != nil && isElement(n.Parent, atom.Pre) {

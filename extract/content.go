@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/JohannesKaufmann/dom"
@@ -134,10 +135,10 @@ func isBlock(n *html.Node) bool {
 
 // readableMarkdown removes boilerplate from doc, lets Readability choose
 // the main content and converts it with conv. doc is modified.
-func readableMarkdown(doc *html.Node, base *url.URL, conv convertFunc) (string, error) {
+func readableMarkdown(doc *html.Node, base *url.URL, known map[string]string, conv convertFunc) (string, error) {
 	removeBoilerplate(doc)
 	langClasses := normalizeCode(doc)
-	absolutizeLinks(doc, base)
+	absolutizeLinks(doc, base, known)
 
 	parser := readability.NewParser()
 	parser.Logger = discard
@@ -162,12 +163,24 @@ func readableMarkdown(doc *html.Node, base *url.URL, conv convertFunc) (string, 
 // resolved against base. Targets other than http(s) and mailto
 // (javascript:, tel:, ftp:, data:), empty or unparsable ones lose their
 // href, so that only their text remains in the Markdown.
-func absolutizeLinks(root *html.Node, base *url.URL) {
+//
+// known maps hrefs to what they resolve to without fragment, as
+// pageScan.resolved does (nil for none known); an http(s) result for an
+// href without fragment is the href's resolution as it is.
+func absolutizeLinks(root *html.Node, base *url.URL, known map[string]string) {
 	walk(root, func(n *html.Node) bool {
-		if !isElement(n, atom.A) || !hasAttr(n, "href") {
+		if !isElement(n, atom.A) {
 			return true
 		}
-		u, ok := resolveRef(base, attr(n, "href"))
+		href, has := attrOK(n, "href")
+		if !has {
+			return true
+		}
+		if v := known[href]; v != "" && strings.IndexByte(href, '#') < 0 {
+			setAttr(n, "href", v)
+			return true
+		}
+		u, ok := resolveRef(base, href)
 		switch {
 		case !ok:
 			removeAttr(n, "href")

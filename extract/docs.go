@@ -17,7 +17,7 @@ var utilityHidden = map[string]bool{"sr-only": true, "visually-hidden": true, "s
 
 // containerMarkdown converts the container sel chose, after removing its
 // chrome, and makes the page title its first line. doc is modified.
-func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle string, conv convertFunc) (string, error) {
+func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[string]string, pageTitle string, conv convertFunc) (string, error) {
 	c := sel.container
 	var outsideTitle string
 	if sel.rule != nil {
@@ -29,7 +29,7 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, pageTitle s
 	leadWithH1(c)
 	normalizeCode(c)
 	unwrapHeadingLinks(c)
-	absolutizeLinks(c, base)
+	absolutizeLinks(c, base, known)
 	unwrapBareLinks(c)
 	flattenTableCells(c)
 

@@ -160,15 +160,15 @@ func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Docu
 	out := scan.document(page)
 	restoreTextTags(scan.accidents)
 	var md string
-	if sel, ok := chooseContainer(doc, opts.Rules, scan.generator); ok && holdsWords(sel.container) {
+	if sel, ok := chooseContainer(doc, opts.Rules, scan); ok && holdsWords(sel.container) {
 		// A documentation page: its generator's container is the content,
 		// however short, and static API pages are never script shells.
-		md, err = containerMarkdown(doc, sel, base, pageTitle(out.Title), conv)
+		md, err = containerMarkdown(doc, sel, base, scan.resolved, pageTitle(out.Title), conv)
 	} else {
 		if scriptRendered(doc) {
 			return out, ErrScriptRendered
 		}
-		md, err = readableMarkdown(doc, base, conv)
+		md, err = readableMarkdown(doc, base, scan.resolved, conv)
 	}
 	if err != nil {
 		return out, err

@@ -21,18 +21,32 @@ type pageScan struct {
 	// accidents are the elements of the first <body> that restoreTextTags
 	// turns back into text, in document order.
 	accidents []*html.Node
+	// resolved maps the hrefs links resolved, by linkKey, to the absolute
+	// URL without fragment they resolved to ("" for none usable); nil
+	// before links or on a page of more than manyLinks hrefs.
+	resolved map[string]string
 	// generator is the lower-cased content of every <meta name=generator>
 	// outside <body>, one a line.
 	generator string
+	// markers tells, per rule of BuiltinRules, whether one of its Markers
+	// matches an element of the page other than the accidents; nil when a
+	// built-in rule names the generator, which decides then (recognised).
+	markers []bool
 }
 
 // scanPage walks doc once.
 func scanPage(doc *html.Node) *pageScan {
-	s := &pageScan{}
+	s := &pageScan{markers: make([]bool, len(BuiltinRules))}
 	var gen strings.Builder
 	var body *html.Node
+	// Markers are looked for until the page is known to declare a
+	// generator a built-in rule names: the <meta> elements that can
+	// declare it are all in <head>, before <body>.
+	markers := builtinMarkers
+	found := func(i int) { s.markers[i] = true }
 	var visit func(n *html.Node, inBody, inFirstBody bool)
 	visit = func(n *html.Node, inBody, inFirstBody bool) {
+		accident := false
 		if n.Type == html.ElementNode && n.Namespace == "" {
 			switch n.DataAtom {
 			case atom.Base:
@@ -69,11 +83,23 @@ func scanPage(doc *html.Node) *pageScan {
 				inBody = true
 				if body == nil {
 					body, inFirstBody = n, true
+					if builtinGenerator(gen.String()) {
+						markers = nil
+					}
 				}
 			}
 			if inFirstBody && isTextTag(n) {
 				s.accidents = append(s.accidents, n)
+				accident = true
 			}
+		}
+		// An accident becomes text (restoreTextTags) before rules are
+		// chosen: no marker may see it. No built-in marker can match it
+		// (each needs a class, an id or a defined element) or depend on it
+		// as an ancestor, so its children are matched here as they will
+		// be after it is gone.
+		if n.Type == html.ElementNode && markers != nil && !accident {
+			markers.match(n, found)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c, inBody, inFirstBody)
@@ -81,6 +107,9 @@ func scanPage(doc *html.Node) *pageScan {
 	}
 	visit(doc, false, false)
 	s.generator = gen.String()
+	if builtinGenerator(s.generator) {
+		s.markers = nil
+	}
 	return s
 }
 
@@ -139,27 +168,45 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 const manyLinks = 10_000
 
 // links lists every <a href> target of the page, resolved, http(s) only,
-// deduplicated in document order.
+// deduplicated in document order. Up to manyLinks hrefs, it remembers in
+// s.resolved what each href resolved to, by linkKey.
 func (s *pageScan) links(base *url.URL) []string {
 	out := make([]string, 0, len(s.hrefs))
 	seen := make(map[string]bool, len(s.hrefs))
-	var tried map[string]bool
 	if len(s.hrefs) <= manyLinks {
-		tried = make(map[string]bool, len(s.hrefs))
+		s.resolved = make(map[string]string, len(s.hrefs))
 	}
 	for _, href := range s.hrefs {
-		if tried != nil {
-			if tried[href] {
+		var u string
+		var ok bool
+		if s.resolved != nil {
+			href = linkKey(href)
+			if _, done := s.resolved[href]; done {
 				continue // resolved before, to the same result
 			}
-			tried[href] = true
+			u, ok = resolve(base, href)
+			s.resolved[href] = u
+		} else {
+			u, ok = resolve(base, href)
 		}
-		if u, ok := resolve(base, href); ok && !seen[u] {
+		if ok && !seen[u] {
 			seen[u] = true
 			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// linkKey is href without the text of its fragment ("guide.html#setup" ->
+// "guide.html#"), which resolves as href does: resolve drops the fragment,
+// and url.Parse rejects one only for a malformed %-escape, so a fragment
+// holding "%" is kept.
+func linkKey(href string) string {
+	i := strings.IndexByte(href, '#')
+	if i < 0 || i == len(href)-1 || strings.IndexByte(href[i:], '%') >= 0 {
+		return href
+	}
+	return href[:i+1]
 }
 
 // canonical returns the first <link rel="canonical" href> resolved like a

@@ -282,12 +282,28 @@ var builtinMarkers = func() *selIndex {
 	return x
 }()
 
+// builtinGenerator reports whether a rule of BuiltinRules names the
+// generator.
+func builtinGenerator(generator string) bool {
+	if generator == "" {
+		return false
+	}
+	for i := range BuiltinRules {
+		if BuiltinRules[i].recognisesGenerator(generator) {
+			return true
+		}
+	}
+	return false
+}
+
 // recognised reports, per rule of rules and of BuiltinRules, whether the
 // page shows its generator or one of its markers. When a built-in rule
-// names the page's generator and no rule of the caller's has markers, the
-// markers are not looked for: the generator's own declaration decides.
-// Otherwise the page is walked once for all markers.
-func recognised(doc *html.Node, rules []Rule, generator string) (own, builtin []bool) {
+// names the page's generator, the built-in markers are not looked for: the
+// generator's own declaration decides. Otherwise scan.markers tells which
+// built-in markers match (scanPage looks for them in its walk), and the
+// page is walked once more only for the markers of rules.
+func recognised(doc *html.Node, rules []Rule, scan *pageScan) (own, builtin []bool) {
+	generator := scan.generator
 	own, builtin = make([]bool, len(rules)), make([]bool, len(BuiltinRules))
 	var mine *selIndex
 	pending := 0
@@ -306,33 +322,19 @@ func recognised(doc *html.Node, rules []Rule, generator string) (own, builtin []
 	for i := range BuiltinRules {
 		if builtin[i] = BuiltinRules[i].recognisesGenerator(generator); builtin[i] {
 			byGenerator = true
-		} else if len(BuiltinRules[i].Markers) > 0 {
-			pending++
 		}
 	}
-	x := builtinMarkers
-	if byGenerator {
-		x = nil
-		if mine == nil {
-			return own, builtin
-		}
+	if !byGenerator && scan.markers != nil {
+		copy(builtin, scan.markers)
+	}
+	if mine == nil {
+		return own, builtin
 	}
 	walk(doc, func(n *html.Node) bool {
 		if pending == 0 {
 			return false
 		}
-		if n.Type != html.ElementNode {
-			return true
-		}
-		if x != nil {
-			x.match(n, func(i int) {
-				if !builtin[i] {
-					builtin[i] = true
-					pending--
-				}
-			})
-		}
-		if mine != nil {
+		if n.Type == html.ElementNode {
 			mine.match(n, func(i int) {
 				if !own[i] {
 					own[i] = true
@@ -352,10 +354,10 @@ type selection struct {
 }
 
 // chooseContainer applies rules, then BuiltinRules, then the fallback
-// containers; ok is false when the page is left to readability. generator
-// is the page's <meta name=generator> content as pageScan has it.
-func chooseContainer(doc *html.Node, rules []Rule, generator string) (selection, bool) {
-	own, builtin := recognised(doc, rules, generator)
+// containers; ok is false when the page is left to readability. scan is
+// scanPage's walk of doc.
+func chooseContainer(doc *html.Node, rules []Rule, scan *pageScan) (selection, bool) {
+	own, builtin := recognised(doc, rules, scan)
 	var known *Rule
 	for k, set := range [][]Rule{rules, BuiltinRules} {
 		hits := own

@@ -119,7 +119,7 @@ func TestBuiltinRules(t *testing.T) {
 			}
 			doc, err := html.Parse(bytes.NewReader(body))
 			require.NoError(t, err)
-			sel, ok := chooseContainer(doc, nil, scanPage(doc).generator)
+			sel, ok := chooseContainer(doc, nil, scanPage(doc))
 			require.True(t, ok, "no container chosen")
 			require.NotNil(t, sel.rule)
 			require.Equal(t, tc.rule, sel.rule.Name)

@@ -70,12 +70,40 @@ func selectorKey(sel string) (byte, string) {
 
 // selIndex finds the elements that match any of many selectors in one walk.
 type selIndex struct {
-	byClass, byID, byTag map[string][]keyedSel
-	always               []keyedSel
+	byClass, byID map[string][]keyedSel
+	// byTag is short (a rule has few selectors keyed by a tag alone): a
+	// scan compares lengths first and costs less than hashing every
+	// element's name.
+	byTag  []tagSels
+	always []keyedSel
+	// classKeys and idKeys are filters of the keys of byClass and byID:
+	// a class or id that fails them is in neither map.
+	classKeys, idKeys keyFilter
+}
+
+type tagSels struct {
+	tag  string
+	sels []keyedSel
+}
+
+// keyFilter is a set of key lengths and first bytes: most class names of
+// a page fail it, which costs less than a map lookup.
+type keyFilter struct {
+	lens  uint64    // bit i: a key of length i (63: 63 or longer)
+	first [4]uint64 // bit b: a key starting with byte b
+}
+
+func (f *keyFilter) add(key string) {
+	f.lens |= 1 << min(len(key), 63)
+	f.first[key[0]>>6] |= 1 << (key[0] & 63)
+}
+
+func (f *keyFilter) mayHold(key string) bool {
+	return key != "" && f.lens&(1<<min(len(key), 63)) != 0 && f.first[key[0]>>6]&(1<<(key[0]&63)) != 0
 }
 
 func newSelIndex() *selIndex {
-	return &selIndex{byClass: map[string][]keyedSel{}, byID: map[string][]keyedSel{}, byTag: map[string][]keyedSel{}}
+	return &selIndex{byClass: map[string][]keyedSel{}, byID: map[string][]keyedSel{}}
 }
 
 // add indexes sel for owner; a selector that does not compile is skipped
@@ -90,66 +118,76 @@ func (x *selIndex) add(sel string, owner int) {
 	switch kind {
 	case '.':
 		x.byClass[key] = append(x.byClass[key], k)
+		x.classKeys.add(key)
 	case '#':
 		x.byID[key] = append(x.byID[key], k)
+		x.idKeys.add(key)
 	case 't':
-		x.byTag[key] = append(x.byTag[key], k)
+		for i := range x.byTag {
+			if x.byTag[i].tag == key {
+				x.byTag[i].sels = append(x.byTag[i].sels, k)
+				return
+			}
+		}
+		x.byTag = append(x.byTag, tagSels{key, []keyedSel{k}})
 	default:
 		x.always = append(x.always, k)
 	}
 }
 
-// match calls found for each selector that matches element n.
-func (x *selIndex) match(n *html.Node, found func(owner int)) {
-	try := func(list []keyedSel) {
-		for _, k := range list {
-			if k.sel.Match(n) {
-				found(k.owner)
-			}
+// candidates calls try with each list of selectors that may match element
+// n, until try returns true; it reports whether one did.
+func (x *selIndex) candidates(n *html.Node, try func([]keyedSel) bool) bool {
+	for i := range x.byTag {
+		if x.byTag[i].tag == n.Data && try(x.byTag[i].sels) {
+			return true
 		}
-	}
-	try(x.byTag[n.Data])
-	for _, a := range n.Attr {
-		switch {
-		case a.Namespace != "":
-		case a.Key == "id" && len(x.byID) > 0:
-			try(x.byID[a.Val])
-		case a.Key == "class" && len(x.byClass) > 0:
-			eachClass(a.Val, func(c string) { try(x.byClass[c]) })
-		}
-	}
-	try(x.always)
-}
-
-// matches reports whether any selector of x matches element n.
-func (x *selIndex) matches(n *html.Node) bool {
-	try := func(list []keyedSel) bool {
-		for _, k := range list {
-			if k.sel.Match(n) {
-				return true
-			}
-		}
-		return false
-	}
-	if try(x.byTag[n.Data]) {
-		return true
 	}
 	for _, a := range n.Attr {
 		switch {
 		case a.Namespace != "":
-		case a.Key == "id" && len(x.byID) > 0:
-			if try(x.byID[a.Val]) {
+		case a.Key == "id":
+			if x.idKeys.mayHold(a.Val) && try(x.byID[a.Val]) {
 				return true
 			}
-		case a.Key == "class" && len(x.byClass) > 0:
+		case a.Key == "class":
+			if x.classKeys.lens == 0 {
+				continue
+			}
 			hit := false
-			eachClass(a.Val, func(c string) { hit = hit || try(x.byClass[c]) })
+			eachClass(a.Val, func(c string) {
+				hit = hit || x.classKeys.mayHold(c) && try(x.byClass[c])
+			})
 			if hit {
 				return true
 			}
 		}
 	}
 	return try(x.always)
+}
+
+// match calls found for each selector that matches element n.
+func (x *selIndex) match(n *html.Node, found func(owner int)) {
+	x.candidates(n, func(list []keyedSel) bool {
+		for _, k := range list {
+			if k.sel.Match(n) {
+				found(k.owner)
+			}
+		}
+		return false
+	})
+}
+
+// matches reports whether any selector of x matches element n.
+func (x *selIndex) matches(n *html.Node) bool {
+	return x.candidates(n, func(list []keyedSel) bool {
+		for _, k := range list {
+			if k.sel.Match(n) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // eachClass calls f with each white-space separated token of a class

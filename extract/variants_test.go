@@ -122,7 +122,7 @@ func TestRuleVariants(t *testing.T) {
 			t.Run(strings.TrimSuffix(tc.file, ".html")+"/"+v.name, func(t *testing.T) {
 				doc, err := html.Parse(bytes.NewReader(body))
 				require.NoError(t, err)
-				sel, ok := chooseContainer(doc, nil, scanPage(doc).generator)
+				sel, ok := chooseContainer(doc, nil, scanPage(doc))
 				require.True(t, ok)
 				if !v.rewrite(doc, sel.container, sel.rule) {
 					t.Skipf("%s does not apply to rule %s", v.name, sel.rule.Name)
@@ -133,7 +133,7 @@ func TestRuleVariants(t *testing.T) {
 
 				doc, err = html.Parse(bytes.NewReader(variant))
 				require.NoError(t, err)
-				sel, ok = chooseContainer(doc, nil, scanPage(doc).generator)
+				sel, ok = chooseContainer(doc, nil, scanPage(doc))
 				require.True(t, ok, "no container chosen")
 				require.Equal(t, tc.rule, sel.rule.Name)
 				got, err := FromHTML(variant, url)
