@@ -15,7 +15,8 @@ var validLang = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,32}$`)
 // noLang are class suffixes that name no language.
 var noLang = map[string]bool{"none": true, "default": true, "nohighlight": true}
 
-// lineNumberClasses mark line-number gutters inside or beside code blocks
+// lineNumberClasses (lower case, each with an "l" or a "g": isGutter relies
+// on it) mark line-number gutters inside or beside code blocks
 // (Pygments/Sphinx, Chroma/Hugo, Rouge/Jekyll, highlight.js, Prism).
 var lineNumberClasses = map[string]bool{
 	"linenos": true, "linenodiv": true, "lineno": true, "lnt": true, "ln": true,
@@ -212,6 +213,11 @@ func isGutter(n *html.Node) bool {
 		return false
 	}
 	class := attr(n, "class")
+	// Every gutter class holds an "l" or a "g", which no rune beyond ASCII
+	// lower-cases to: most token classes of highlighters hold neither.
+	if strings.IndexAny(class, "lLgG") < 0 {
+		return false
+	}
 	for i := 0; i < len(class); i++ {
 		if class[i] >= utf8.RuneSelf || class[i] == '\v' {
 			// strings.Fields splits at \v and Unicode spaces too.
@@ -243,10 +249,15 @@ func onlyDigits(s string) bool {
 	return true
 }
 
-// blockInCode are elements that start a new line inside a code block.
-var blockInCode = map[atom.Atom]bool{
-	atom.Div: true, atom.P: true, atom.Li: true, atom.Tr: true, atom.Table: true,
-	atom.Ul: true, atom.Ol: true, atom.Pre: true, atom.Section: true,
+// blockInCode reports whether elements of atom a start a new line inside a
+// code block.
+func blockInCode(a atom.Atom) bool {
+	switch a {
+	case atom.Div, atom.P, atom.Li, atom.Tr, atom.Table,
+		atom.Ul, atom.Ol, atom.Pre, atom.Section:
+		return true
+	}
+	return false
 }
 
 // codeText is the plain text of a code block: <br> and block elements
@@ -273,7 +284,7 @@ func codeText(pre *html.Node) string {
 				return
 			}
 		}
-		block := n != pre && n.Type == html.ElementNode && blockInCode[n.DataAtom]
+		block := n != pre && n.Type == html.ElementNode && blockInCode(n.DataAtom)
 		if block {
 			newline()
 		}

@@ -13,7 +13,24 @@ import (
 
 // utilityHidden are the class names of the common CSS frameworks that
 // hide an element from sight (text for screen readers only).
-var utilityHidden = map[string]bool{"sr-only": true, "visually-hidden": true, "screen-reader-text": true}
+var utilityHidden = []string{"sr-only", "visually-hidden", "screen-reader-text"}
+
+// hasUtilityHidden reports whether a class attribute holds one of
+// utilityHidden. It looks for their text first, which most class
+// attributes lack, and tokenizes only those that hold it.
+func hasUtilityHidden(class string) bool {
+	for _, h := range utilityHidden {
+		if !strings.Contains(class, h) {
+			continue
+		}
+		found := false
+		eachClass(class, func(t string) { found = found || t == h })
+		if found {
+			return true
+		}
+	}
+	return false
+}
 
 // containerMarkdown converts the container sel chose, after removing its
 // chrome, and makes the page title its first line. doc is modified.
@@ -121,7 +138,7 @@ func cleanContainer(c *html.Node, rule *Rule) {
 		default:
 			return true
 		}
-		if removedTags[n.DataAtom] || n.Namespace != "" {
+		if removedTag(n.DataAtom) || n.Namespace != "" {
 			list = append(list, n)
 			return false
 		}
@@ -164,9 +181,7 @@ func cleanContainer(c *html.Node, rule *Rule) {
 			list = append(list, n)
 			return false
 		}
-		hidden := false
-		eachClass(class, func(t string) { hidden = hidden || utilityHidden[t] })
-		if hidden {
+		if class != "" && hasUtilityHidden(class) {
 			list = append(list, n)
 			return false
 		}
@@ -236,6 +251,11 @@ func holdsHeadingText(n *html.Node) bool {
 // white space, contains "display:none"; it allocates nothing.
 func styleHides(style string) bool {
 	const want = "display:none"
+	// Only 'n' and 'N' lower-case to 'n' (no rune beyond ASCII does): a
+	// style without either, such as a highlighter's colours, is visible.
+	if strings.IndexByte(style, 'n') < 0 && strings.IndexByte(style, 'N') < 0 {
+		return false
+	}
 	// No prefix of want recurs inside it, so a mismatch restarts the match.
 	j := 0
 	for _, r := range style {
@@ -287,12 +307,17 @@ func unwrapHeadingLinks(root *html.Node) {
 	}
 }
 
-// tableBreakers are elements the Markdown table converter cannot put in a
-// cell; with one inside, it gives up and writes the table as paragraphs.
-var tableBreakers = map[atom.Atom]bool{
-	atom.Ul: true, atom.Ol: true, atom.Blockquote: true, atom.Hr: true, atom.Table: true,
-	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
-	atom.Pre: true, atom.Dl: true,
+// tableBreaker reports whether elements of atom a are ones the Markdown
+// table converter cannot put in a cell; with one inside, it gives up and
+// writes the table as paragraphs.
+func tableBreaker(a atom.Atom) bool {
+	switch a {
+	case atom.Ul, atom.Ol, atom.Blockquote, atom.Hr, atom.Table,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Pre, atom.Dl:
+		return true
+	}
+	return false
 }
 
 // flattenTableCells rewrites block content of table cells (lists,
@@ -311,7 +336,7 @@ func flattenTableCells(root *html.Node) {
 	for _, cell := range cells {
 		var breakers []*html.Node
 		walk(cell, func(n *html.Node) bool {
-			if n != cell && n.Type == html.ElementNode && tableBreakers[n.DataAtom] {
+			if n != cell && n.Type == html.ElementNode && tableBreaker(n.DataAtom) {
 				breakers = append(breakers, n)
 				return false
 			}
