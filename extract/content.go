@@ -164,10 +164,15 @@ func readableMarkdown(doc *html.Node, base *url.URL, known map[string]string, co
 // (javascript:, tel:, ftp:, data:), empty or unparsable ones lose their
 // href, so that only their text remains in the Markdown.
 //
-// known maps hrefs to what they resolve to without fragment, as
-// pageScan.resolved does (nil for none known); an http(s) result for an
-// href without fragment is the href's resolution as it is.
+// known maps hrefs by linkKey to what they resolve to without fragment, as
+// pageScan.resolved does (nil for none known): an http(s) URL there is the
+// href's resolution but for the fragment, which is the href's own, or the
+// base URL's for some hrefs without one ("//"), so known serves only a base
+// without fragment.
 func absolutizeLinks(root *html.Node, base *url.URL, known map[string]string) {
+	if base.Fragment != "" || base.RawFragment != "" {
+		known = nil
+	}
 	walk(root, func(n *html.Node) bool {
 		if !isElement(n, atom.A) {
 			return true
@@ -176,9 +181,11 @@ func absolutizeLinks(root *html.Node, base *url.URL, known map[string]string) {
 		if !has {
 			return true
 		}
-		if v := known[href]; v != "" && strings.IndexByte(href, '#') < 0 {
-			setAttr(n, "href", v)
-			return true
+		if v := known[linkKey(href)]; v != "" {
+			if abs, ok := withFragment(v, href); ok {
+				setAttr(n, "href", abs)
+				return true
+			}
 		}
 		u, ok := resolveRef(base, href)
 		switch {
@@ -191,6 +198,26 @@ func absolutizeLinks(root *html.Node, base *url.URL, known map[string]string) {
 		}
 		return true
 	})
+}
+
+// withFragment is the absolute URL href resolves to against a base without
+// fragment when resolved, its resolution without fragment, is an http(s)
+// URL: resolved with the fragment of href as URL.String writes it. ok is
+// false when that fragment does not parse (resolved is then "" anyway).
+func withFragment(resolved, href string) (string, bool) {
+	if strings.IndexByte(href, '#') < 0 {
+		return resolved, true
+	}
+	href = strings.TrimSpace(stripTabsNewlines.Replace(href))
+	_, frag, _ := strings.Cut(href, "#")
+	if frag == "" {
+		return resolved, true
+	}
+	f, err := url.Parse("#" + frag)
+	if err != nil {
+		return "", false
+	}
+	return resolved + "#" + f.EscapedFragment(), true
 }
 
 // unwrapBareLinks replaces each <a> without href by its children: the

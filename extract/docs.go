@@ -38,7 +38,7 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[s
 	c := sel.container
 	var outsideTitle string
 	if sel.rule != nil {
-		if t := first(doc, sel.rule.Title); t != nil && !contains(c, t) {
+		if t := firstOf(doc, sel.rule.Title); t != nil && !contains(c, t) {
 			outsideTitle = collapseSpace(textContent(t))
 		}
 	}

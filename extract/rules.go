@@ -261,6 +261,65 @@ func first(root *html.Node, sels []string) *html.Node {
 	return nil
 }
 
+// indexes caches, by the address of a selector list's first element, the
+// selIndex of each list of BuiltinRules and fallbackContent: those lists
+// never change.
+var indexes = func() map[*string]*selIndex {
+	m := map[*string]*selIndex{}
+	add := func(list []string) {
+		if len(list) > 1 {
+			m[&list[0]] = indexList(list)
+		}
+	}
+	for i := range BuiltinRules {
+		add(BuiltinRules[i].Content)
+		add(BuiltinRules[i].Title)
+	}
+	add(fallbackContent)
+	return m
+}()
+
+func indexList(list []string) *selIndex {
+	x := newSelIndex()
+	for i, sel := range list {
+		x.add(sel, i)
+	}
+	return x
+}
+
+// firstOf is first in one walk of root: for each element it tries only
+// the selectors an index lets through, and it stops early once the first
+// selector has matched.
+func firstOf(root *html.Node, sels []string) *html.Node {
+	if len(sels) <= 1 {
+		return first(root, sels)
+	}
+	x := indexes[&sels[0]]
+	if x == nil {
+		x = indexList(sels)
+	}
+	hits := make([]*html.Node, len(sels))
+	best := len(sels)
+	walk(root, func(n *html.Node) bool {
+		if best == 0 {
+			return false
+		}
+		if n.Type == html.ElementNode {
+			x.match(n, func(i int) {
+				if hits[i] == nil {
+					hits[i] = n
+					best = min(best, i)
+				}
+			})
+		}
+		return true
+	})
+	if best < len(sels) {
+		return hits[best]
+	}
+	return nil
+}
+
 // recognisesGenerator reports whether rule r names the page's generator.
 func (r *Rule) recognisesGenerator(generator string) bool {
 	for _, g := range r.Generators {
@@ -369,7 +428,7 @@ func chooseContainer(doc *html.Node, rules []Rule, scan *pageScan) (selection, b
 				continue
 			}
 			r := &set[i]
-			if c := first(doc, r.Content); c != nil {
+			if c := firstOf(doc, r.Content); c != nil {
 				return selection{rule: r, container: c}, true
 			}
 			if known == nil {
@@ -382,7 +441,7 @@ func chooseContainer(doc *html.Node, rules []Rule, scan *pageScan) (selection, b
 	}
 	// A documentation page whose markup its rule no longer knows (a new
 	// theme version): its landmarks still hold the content.
-	if c := first(doc, fallbackContent); c != nil {
+	if c := firstOf(doc, fallbackContent); c != nil {
 		return selection{rule: known, container: c}, true
 	}
 	if arts := cascadia.MustCompile("article").MatchAll(doc); len(arts) == 1 {
