@@ -88,6 +88,8 @@ func fullStats(k int) *crawlstate.Stats {
 // UpsertDiscovered call of the whole batch (one transaction).
 //
 //	new-*       all URLs are new (first run; a fresh database per op)
+//	grow-*      all URLs are new to a source that already has 100k rows
+//	            (a site that grew tenfold; a fresh database per op)
 //	reupsert-*  the same URLs again, nothing moved (the steady state)
 //	bump10-*    the same URLs with 10% of the lastmods moved
 func BenchmarkUpsertDiscovered(b *testing.B) {
@@ -101,6 +103,34 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 				s := openFile(b, filepath.Join(b.TempDir(), fmt.Sprintf("state-%d.db", i)))
 				cpu.resume()
 				st, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
+				cpu.stop()
+				require.NoError(b, err)
+				require.Equal(b, n, st.New)
+				require.NoError(b, s.Close())
+				cpu.resume()
+			}
+			cpu.report()
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+		})
+	}
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("grow-%dk", n/1000), func(b *testing.B) {
+			before := discovered(100_000, t0)
+			ds := discovered(n, t0)
+			for i := range ds {
+				// Between the rows already stored, in key order.
+				ds[i].URL += "/more"
+				ds[i].OriginalURL += "more"
+			}
+			b.ReportAllocs()
+			cpu := meterCPU(b)
+			for i := 0; b.Loop(); i++ {
+				cpu.stop()
+				s := openFile(b, filepath.Join(b.TempDir(), fmt.Sprintf("state-%d.db", i)))
+				_, err := s.UpsertDiscovered(b.Context(), "docs", t0, before)
+				require.NoError(b, err)
+				cpu.resume()
+				st, err := s.UpsertDiscovered(b.Context(), "docs", t0.Add(time.Hour), ds)
 				cpu.stop()
 				require.NoError(b, err)
 				require.Equal(b, n, st.New)

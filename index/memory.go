@@ -128,7 +128,9 @@ func (m *Memory) Upsert(ctx context.Context, records []Record) error {
 		}
 		m.meta[slot] = m.compact(r.Metadata)
 		m.post(slot)
-		m.texts[slot] = r.Text
+		// A copy: a chunk's text is usually a substring of its page's
+		// Markdown, which would otherwise stay alive as a whole.
+		m.texts[slot] = strings.Clone(r.Text)
 		m.setVector(slot, r.Vector)
 	}
 	return nil
