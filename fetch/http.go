@@ -1,12 +1,14 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -251,7 +253,7 @@ func (h *HTTP) attempt(ctx context.Context, req Request, n int) (*Response, time
 		return out, -1, nil // closing the unread body releases the connection
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		limit := orDefault(h.MaxBytes, DefaultMaxBytes)
-		body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		body, err := readBody(resp.Body, resp.ContentLength, limit+1)
 		if err != nil {
 			return nil, -1, fmt.Errorf("fetch %s: reading body: %w", req.URL, err)
 		}
@@ -321,6 +323,52 @@ func (c *requestCtx) Value(key any) any {
 // urlKey holds the URL string of a request (as given to Fetch), for a
 // requestTimer's TimeoutError.
 type urlKey struct{}
+
+// readBody reads at most max bytes of r into a slice of exactly the
+// body's size. A declared length (n, -1 when unknown) sizes it up front;
+// without one the body is read into a pooled buffer and copied once, so a
+// page is not copied and reallocated as io.ReadAll's buffer grows (about
+// twice its size in garbage per page). A wrong declaration only costs
+// growth.
+func readBody(r io.Reader, n, max int64) ([]byte, error) {
+	lr := io.LimitedReader{R: r, N: max}
+	if n >= 0 && n < max {
+		// One byte more than declared, so a body that is not longer than
+		// its declaration ends with an EOF read, not a grown buffer.
+		return readInto(&lr, make([]byte, 0, n+1))
+	}
+	bp := bodyBuffers.Get().(*[]byte)
+	buf, err := readInto(&lr, (*bp)[:0])
+	body := bytes.Clone(buf)
+	if cap(buf) <= maxPooledBody {
+		*bp = buf
+		bodyBuffers.Put(bp)
+	}
+	return body, err
+}
+
+// readInto appends r's bytes to buf until EOF.
+func readInto(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// bodyBuffers are read buffers for bodies of unknown length; one that grew
+// past maxPooledBody is dropped rather than kept.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledBody = 1 << 20
 
 // requestTimer is implemented by transports that start a request's
 // timeout themselves once the request is sent (*Polite): HTTP hands its

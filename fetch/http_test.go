@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,4 +248,44 @@ func TestStayOnSite(t *testing.T) {
 	require.ErrorIs(t, err, fetch.ErrOffHostRedirect)
 	require.Zero(t, b.Count(nil))
 	require.Equal(t, 2, a.Count(nil), "the on-site hop is followed")
+}
+
+// A body is read whole, with or without a declared length, and a body
+// over MaxBytes fails as before: pages served with a length (small ones)
+// and without one (generated, chunked), at and over the cap.
+func TestBodyReadWithAndWithoutLength(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 1})
+	defer site.Close()
+	big := strings.Repeat("0123456789", 10_000)
+	declared := site.Serve("/declared.html", "text/html", []byte(big[:1500]))
+	chunked := site.Generate("/chunked.html", "text/html", "", 10_000, func(int) string { return "0123456789" }, "")
+	cases := []struct {
+		name     string
+		url      string
+		maxBytes int64
+		want     string
+		tooLarge bool
+	}{
+		{name: "declared", url: declared, want: big[:1500]},
+		{name: "declared at the cap", url: declared, maxBytes: 1500, want: big[:1500]},
+		{name: "declared over the cap", url: declared, maxBytes: 1499, tooLarge: true},
+		{name: "chunked", url: chunked, want: big},
+		{name: "chunked at the cap", url: chunked, maxBytes: 100_000, want: big},
+		{name: "chunked over the cap", url: chunked, maxBytes: 99_999, tooLarge: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for range 3 { // a pooled buffer is reused without leaking into the next body
+				h := &fetch.HTTP{MaxBytes: c.maxBytes, MaxAttempts: 1}
+				resp, err := h.Fetch(t.Context(), fetch.Request{URL: c.url})
+				if c.tooLarge {
+					require.ErrorIs(t, err, fetch.ErrTooLarge)
+					continue
+				}
+				require.NoError(t, err)
+				require.Equal(t, c.want, string(resp.Body))
+				require.LessOrEqual(t, cap(resp.Body), len(c.want)*9/8+64, "the body is stored at about its size")
+			}
+		})
+	}
 }
