@@ -129,9 +129,8 @@ func withClockAnd(words ...string) lineFilter {
 			if end := strings.IndexByte(line, '\n'); end >= 0 {
 				line = line[:end]
 			}
-			lower := asciiLower(line)
 			for _, w := range words {
-				if strings.Contains(lower, w) {
+				if containsFold(line, w) {
 					out = append(out, start)
 					break
 				}
@@ -139,6 +138,42 @@ func withClockAnd(words ...string) lineFilter {
 		}
 		return out
 	}
+}
+
+// containsFold reports whether s holds word (lower-case ASCII) with its
+// ASCII letters in any case, without copying s.
+func containsFold(s, word string) bool {
+	return indexFold(s, word, 0) >= 0
+}
+
+// indexFold is the first index at or after from where word (lower-case
+// ASCII) occurs in s with its ASCII letters in any case, or -1. Other
+// bytes match only themselves, so offsets are offsets in s.
+func indexFold(s, word string, from int) int {
+	if len(word) == 0 {
+		return from
+	}
+	first := word[0]
+	for i := from; i+len(word) <= len(s); i++ {
+		if lowerASCII(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < len(word) && lowerASCII(s[i+j]) == word[j] {
+			j++
+		}
+		if j == len(word) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // agoUnits are the words the relative-times pattern accepts before "ago".
@@ -151,26 +186,29 @@ var agoUnits = map[string]bool{
 // one of agoUnits.
 func withAgo(text string) []int {
 	var offsets []int
-	lower := asciiLower(text)
+	var unit [8]byte
 	for from := 0; ; {
-		i := strings.Index(lower[from:], "ago")
+		i := indexFold(text, "ago", from)
 		if i < 0 {
 			break
 		}
-		i += from
 		from = i + 3
 		j := i
-		for j > 0 && (lower[j-1] == ' ' || lower[j-1] == '\t' || lower[j-1] >= 0x80) {
+		for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t' || text[j-1] >= 0x80) {
 			j--
 		}
 		if j == i {
 			continue // "ago" inside a word, as in "Chicago"
 		}
 		k := j
-		for k > 0 && j-k < 8 && 'a' <= lower[k-1] && lower[k-1] <= 'z' {
+		for k > 0 && j-k < len(unit) && 'a' <= lowerASCII(text[k-1]) && lowerASCII(text[k-1]) <= 'z' {
 			k--
 		}
-		if agoUnits[lower[k:j]] {
+		u := unit[:j-k]
+		for n := range u {
+			u[n] = lowerASCII(text[k+n])
+		}
+		if agoUnits[string(u)] {
 			offsets = append(offsets, i)
 		}
 	}
@@ -196,15 +234,3 @@ func withClock(text string) []int {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// asciiLower lower-cases ASCII letters and keeps every other byte, so
-// offsets in the result are offsets in s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}

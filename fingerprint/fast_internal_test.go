@@ -37,3 +37,30 @@ func TestLineFilters(t *testing.T) {
 	require.Equal(t, []int{line(5), line(7)}, withClock(text))
 	require.Equal(t, []int{line(5)}, withClockAnd("updated")(text))
 }
+
+// indexFold finds what strings.Index finds in the text with its ASCII
+// letters lowered, at the same offsets, non-ASCII bytes included.
+func TestIndexFoldMatchesLoweredIndex(t *testing.T) {
+	lower := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				b[i] = c + 'a' - 'A'
+			}
+		}
+		return string(b)
+	}
+	for _, c := range []struct{ text, word string }{
+		{"3 days AGO", "ago"}, {"Chicago", "ago"}, {"aGo\xffago", "ago"}, {"ag", "ago"}, {"", "ago"},
+		{"Last Updated 9:15", "updated"}, {"UPDATE", "updated"}, {"\u00c4GO ago", "ago"}, {"x", ""},
+	} {
+		for from := 0; from <= len(c.text); from++ {
+			want := strings.Index(lower(c.text)[from:], c.word)
+			if want >= 0 {
+				want += from
+			}
+			require.Equal(t, want, indexFold(c.text, c.word, from), "%q in %q from %d", c.word, c.text, from)
+		}
+		require.Equal(t, strings.Contains(lower(c.text), c.word), containsFold(c.text, c.word))
+	}
+}
