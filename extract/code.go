@@ -215,7 +215,7 @@ func isGutter(n *html.Node) bool {
 	class := attr(n, "class")
 	// Every gutter class holds an "l" or a "g", which no rune beyond ASCII
 	// lower-cases to: most token classes of highlighters hold neither.
-	if strings.IndexAny(class, "lLgG") < 0 {
+	if !hasLOrG(class) {
 		return false
 	}
 	for i := 0; i < len(class); i++ {
@@ -234,6 +234,17 @@ func isGutter(n *html.Node) bool {
 		gutter = gutter || lineNumberClasses[strings.ToLower(t)]
 	})
 	return gutter
+}
+
+// hasLOrG reports whether s holds an ASCII "l" or "g" of either case.
+func hasLOrG(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] | 0x20 {
+		case 'l', 'g':
+			return true
+		}
+	}
+	return false
 }
 
 func onlyDigits(s string) bool {

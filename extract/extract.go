@@ -143,8 +143,8 @@ func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Docu
 		maxElements = DefaultMaxElements
 	}
 	// Every element starts with "<": most pages are far below the limit
-	// by this count alone.
-	if bytes.Count(text, []byte{'<'}) > maxElements {
+	// by their length or this count alone.
+	if len(text) > maxElements && bytes.Count(text, []byte{'<'}) > maxElements {
 		if scan, n := streamScan(text); n > maxElements {
 			return scan.document(page), fmt.Errorf("%w: %d elements, above the limit of %d; raise Options.MaxElements", ErrTooManyElements, n, maxElements)
 		}

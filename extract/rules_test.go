@@ -293,3 +293,14 @@ func TestStyleHides(t *testing.T) {
 	}
 	require.Zero(t, testing.AllocsPerRun(10, func() { styleHides("color: red; Display: None") }))
 }
+
+// TestGutterClasses: isGutter skips class attributes without an "l" or a
+// "g", which every gutter class holds.
+func TestGutterClasses(t *testing.T) {
+	for c := range lineNumberClasses {
+		require.True(t, hasLOrG(c), c)
+		require.Equal(t, strings.ToLower(c), c)
+	}
+	require.False(t, hasLOrG("n o p k s2 mi"))
+	require.True(t, hasLOrG("n LINENOS"))
+}
