@@ -213,5 +213,7 @@ func isPermalink(n *html.Node) bool {
 
 // hasWords reports whether s contains a letter or a digit.
 func hasWords(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
+	return strings.IndexFunc(s, isWordRune) >= 0
 }
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }

@@ -62,15 +62,23 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[s
 	if err != nil {
 		return "", fmt.Errorf("extract: converting to Markdown: %w", err)
 	}
-	md := string(bytes.TrimSpace(out))
+	out = bytes.TrimSpace(out)
 	title := outsideTitle
 	if title == "" && find(c, atom.H1) == nil {
 		title = pageTitle
 	}
-	if title != "" && hasWords(md) {
-		md = "# " + escapeHeading(title) + "\n\n" + md
+	if title == "" || bytes.IndexFunc(out, isWordRune) < 0 {
+		return string(out), nil
 	}
-	return md, nil
+	// One copy of the Markdown, with the title line before it.
+	var md strings.Builder
+	title = escapeHeading(title)
+	md.Grow(len("# ") + len(title) + len("\n\n") + len(out))
+	md.WriteString("# ")
+	md.WriteString(title)
+	md.WriteString("\n\n")
+	md.Write(out)
+	return md.String(), nil
 }
 
 // leadWithH1 moves the container's first <h1> to its start when text but
