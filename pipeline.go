@@ -232,14 +232,14 @@ func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors
 		if err := e.cfg.Index.Upsert(ctx, records); err != nil {
 			return err
 		}
-		hits, err := e.cfg.Index.Query(ctx, vectors[0], len(records)+maxOrphans, index.Filter{"source": p.r.source, "source_url": p.row.URL})
+		ids, err := listRecords(ctx, e.cfg.Index, vectors[0], len(records)+maxOrphans, index.Filter{"source": p.r.source, "source_url": p.row.URL})
 		if err != nil {
 			return fmt.Errorf("listing the page's records: %w", err)
 		}
 		others = others[:0]
-		for _, h := range hits {
-			if !fresh[h.ID] {
-				others = append(others, h.ID)
+		for _, id := range ids {
+			if !fresh[id] {
+				others = append(others, id)
 			}
 		}
 		return nil
@@ -271,6 +271,24 @@ func (p *pageRun) deleteRecords(ctx context.Context) bool {
 		_, err := e.cfg.Index.DeleteWhere(ctx, index.Filter{"source": p.r.source, "source_url": p.row.URL})
 		return err
 	})
+}
+
+// listRecords returns the IDs of up to limit records of idx matching
+// filter: through index.Lister when idx has it (no vectors, metadata or
+// texts copied), else with a query for vector.
+func listRecords(ctx context.Context, idx index.Index, vector []float32, limit int, filter index.Filter) ([]string, error) {
+	if l, ok := idx.(index.Lister); ok {
+		return l.IDs(ctx, filter, limit)
+	}
+	hits, err := idx.Query(ctx, vector, limit, filter)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids, nil
 }
 
 // maxOrphans bounds how many records of uncommitted versions of one page

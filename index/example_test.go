@@ -40,6 +40,24 @@ func ExampleMemory() {
 	// removed 2 left 1
 }
 
+func ExampleMemory_IDs() {
+	ctx := context.Background()
+	idx := index.NewMemory(2)
+	_ = idx.Upsert(ctx, []index.Record{
+		{ID: "install#1", Vector: []float32{1, 0}, Metadata: map[string]string{"source_url": "https://example.com/install"}},
+		{ID: "install#0", Vector: []float32{0, 1}, Metadata: map[string]string{"source_url": "https://example.com/install"}},
+		{ID: "faq#0", Vector: []float32{1, 1}, Metadata: map[string]string{"source_url": "https://example.com/faq"}},
+	})
+	// The records of one page, without copying their vectors or texts.
+	ids, err := idx.IDs(ctx, index.Filter{"source_url": "https://example.com/install"}, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ids)
+	// Output:
+	// [install#0 install#1]
+}
+
 func ExampleMemory_SaveFile() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "index-example")

@@ -71,6 +71,16 @@ type Index interface {
 	Count(ctx context.Context) (int, error)
 }
 
+// Lister is an optional ability of an Index: the IDs of the records
+// matching a filter, without their vectors, metadata or texts. The engine
+// lists a page's records with it after each upsert; an Index without it
+// is asked with Query.
+type Lister interface {
+	// IDs returns the IDs of up to limit records matching filter, in ID
+	// order. An empty filter matches every record; limit < 0 is an error.
+	IDs(ctx context.Context, filter Filter, limit int) ([]string, error)
+}
+
 // ErrEmptyFilter is returned by DeleteWhere when the filter is empty.
 var ErrEmptyFilter = errors.New("index: DeleteWhere needs a non-empty filter (use Delete with IDs to remove everything)")
 

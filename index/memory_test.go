@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -590,9 +592,83 @@ func TestMemoryFilterPostings(t *testing.T) {
 			}
 			slices.Sort(got)
 			require.Equal(t, matches(f), got, "step %d: Query(%v)", step, f)
+			ids, err := m.IDs(ctx, f, 1000)
+			require.NoError(t, err)
+			require.Equal(t, matches(f), ids, "step %d: IDs(%v)", step, f)
+			limited, err := m.IDs(ctx, f, 2)
+			require.NoError(t, err)
+			require.Equal(t, matches(f)[:min(2, len(got))], limited, "step %d: IDs(%v, 2)", step, f)
 		}
 		n, err := m.Count(ctx)
 		require.NoError(t, err)
 		require.Equal(t, len(model), n)
 	}
+}
+
+func TestMemoryIDs(t *testing.T) {
+	m := smallIndex(t)
+	ids, err := m.IDs(ctx, nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c", "d", "e", "zero"}, ids, "an empty filter lists every record")
+	ids, err = m.IDs(ctx, index.Filter{"site": "y", "lang": "en"}, 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c", "d"}, ids)
+	ids, err = m.IDs(ctx, index.Filter{"site": "nowhere"}, 10)
+	require.NoError(t, err)
+	require.Empty(t, ids)
+	ids, err = m.IDs(ctx, index.Filter{"site": "x"}, 0)
+	require.NoError(t, err)
+	require.Empty(t, ids)
+	_, err = m.IDs(ctx, nil, -1)
+	require.Error(t, err)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = m.IDs(canceled, nil, 10)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// Texts come back as stored whatever their packing: empty, short,
+// compressible prose, incompressible bytes, invalid UTF-8; through Get,
+// Query and a snapshot.
+func TestMemoryTexts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	noise := make([]byte, 3000)
+	for i := range noise {
+		noise[i] = byte(rng.UintN(256))
+	}
+	prose := strings.Repeat("The widget pipeline reads its configuration from the environment. ", 40)
+	texts := map[string]string{
+		"empty": "", "short": "Install on Linux", "prose": prose, "noise": string(noise),
+		"edge": strings.Repeat("x", 127), "edge2": strings.Repeat("y", 128), "nul": "\x00\x01" + prose,
+	}
+	m := index.NewMemory(2)
+	var recs []index.Record
+	for id, text := range texts {
+		recs = append(recs, index.Record{ID: id, Vector: []float32{1, float32(len(text))}, Text: text})
+	}
+	require.NoError(t, m.Upsert(ctx, recs))
+	check := func(m *index.Memory) {
+		for id, want := range texts {
+			r, ok, err := m.Get(ctx, id)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, want, r.Text, id)
+		}
+		hits, err := m.Query(ctx, []float32{1, 1}, len(texts), nil)
+		require.NoError(t, err)
+		require.Len(t, hits, len(texts))
+		for _, h := range hits {
+			require.Equal(t, texts[h.ID], h.Text, h.ID)
+		}
+	}
+	check(m)
+	path := filepath.Join(t.TempDir(), "texts.snap")
+	require.NoError(t, m.SaveFile(ctx, path))
+	loaded, err := index.LoadFile(ctx, path)
+	require.NoError(t, err)
+	check(loaded)
+	// A replaced text replaces the packed one.
+	texts["prose"] = "now short"
+	require.NoError(t, m.Upsert(ctx, []index.Record{{ID: "prose", Vector: []float32{1, 0}, Text: "now short"}}))
+	check(m)
 }

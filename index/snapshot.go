@@ -130,7 +130,7 @@ func (m *Memory) WriteSnapshot(ctx context.Context, w io.Writer) error {
 			}
 		}
 		sw.str(id)
-		sw.str(m.texts[slot])
+		sw.str(unpackText(m.texts[slot]))
 		md := m.meta[slot] // keys sorted
 		sw.uvarint(uint64(len(md.keys)))
 		for i, k := range md.keys {
@@ -262,7 +262,7 @@ func readSnapshot(ctx context.Context, r io.Reader, size int64) (*Memory, error)
 			return nil, sr.corrupt(fmt.Sprintf("record %q repeats a metadata key", id))
 		}
 		slot := m.grow(id)
-		m.texts[slot] = text
+		m.texts[slot] = m.pack.pack(text)
 		m.meta[slot] = m.compact(meta)
 		m.setVector(slot, vec)
 	}
