@@ -259,7 +259,18 @@ func TestSelectorKey(t *testing.T) {
 	doc, err := html.Parse(strings.NewReader(`<main><div class="a b" id="x"><p class="c">t</p></div><span>s</span></main>`))
 	require.NoError(t, err)
 	x := newSelIndex()
-	for i, s := range []string{"div.b", "#x", "main p.c", "span", "[id]", "div.zzz"} {
+	for _, c := range []struct{ sel, name, holds string }{
+		{"[vp-content]", "vp-content", ""}, {"[class*=nextra-]", "class", "nextra-"},
+		{`[class*="a-b"]`, "class", "a-b"}, {"[class*='x']", "class", "x"},
+		{"[class*=A]", "", ""}, {"[class*=x i]", "", ""}, {"[a=b]", "", ""}, {"[a*=]", "", ""},
+		{"div[a]", "", ""}, {"[a],[b]", "", ""}, {`[a\:b]`, "", ""}, {"[A]", "", ""},
+	} {
+		name, holds, ok := attrKey(c.sel)
+		require.Equal(t, c.name != "", ok, c.sel)
+		require.Equal(t, c.name, name, c.sel)
+		require.Equal(t, c.holds, holds, c.sel)
+	}
+	for i, s := range []string{"div.b", "#x", "main p.c", "span", "[id]", "div.zzz", "[class*=zz]", "[class*=c]"} {
 		x.add(s, i)
 	}
 	var hits []int
@@ -275,7 +286,7 @@ func TestSelectorKey(t *testing.T) {
 		}
 		return true
 	})
-	require.ElementsMatch(t, []int{0, 1, 4, 2, 3}, hits)
+	require.ElementsMatch(t, []int{0, 1, 4, 2, 7, 3}, hits)
 	require.Equal(t, 3, matched) // div, p, span
 }
 

@@ -68,13 +68,59 @@ func selectorKey(sel string) (byte, string) {
 	return 0, ""
 }
 
+// attrKey reads the attribute a selector made of one attribute selector
+// alone needs: "[vp-content]" -> vp-content; "[class*=nextra-]" -> class,
+// holding "nextra-". ok is false for any other selector.
+func attrKey(sel string) (name, holds string, ok bool) {
+	if len(sel) < 3 || sel[0] != '[' || sel[len(sel)-1] != ']' {
+		return "", "", false
+	}
+	body := sel[1 : len(sel)-1]
+	name, value, op := body, "", false
+	if i := strings.Index(body, "*="); i >= 0 {
+		name, value, op = body[:i], body[i+2:], true
+	}
+	if !plainIdent(name) {
+		return "", "", false
+	}
+	if !op {
+		return name, "", true
+	}
+	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
+		value = value[1 : n-1]
+	}
+	if value == "" || !plainIdent(value) {
+		return "", "", false
+	}
+	return name, value, true
+}
+
+// plainIdent reports whether s is made of lower-case ASCII letters,
+// digits, "-" and "_" only: no escapes, quotes, case flags or operators.
+func plainIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // selIndex finds the elements that match any of many selectors in one walk.
 type selIndex struct {
 	byClass, byID map[string][]keyedSel
 	// byTag is short (a rule has few selectors keyed by a tag alone): a
 	// scan compares lengths first and costs less than hashing every
 	// element's name.
-	byTag  []tagSels
+	byTag []tagSels
+	// byAttr holds the selectors made of one attribute selector: they are
+	// tried on elements with that attribute (holding the text the
+	// selector's "*=" needs).
+	byAttr []attrSels
 	always []keyedSel
 	// classKeys and idKeys are filters of the keys of byClass and byID:
 	// a class or id that fails them is in neither map.
@@ -84,6 +130,11 @@ type selIndex struct {
 type tagSels struct {
 	tag  string
 	sels []keyedSel
+}
+
+type attrSels struct {
+	name, holds string
+	sels        []keyedSel
 }
 
 // keyFilter is a set of key lengths and first bytes: most class names of
@@ -131,6 +182,10 @@ func (x *selIndex) add(sel string, owner int) {
 		}
 		x.byTag = append(x.byTag, tagSels{key, []keyedSel{k}})
 	default:
+		if name, holds, ok := attrKey(sel); ok {
+			x.byAttr = append(x.byAttr, attrSels{name, holds, []keyedSel{k}})
+			return
+		}
 		x.always = append(x.always, k)
 	}
 }
@@ -144,6 +199,12 @@ func (x *selIndex) candidates(n *html.Node, try func([]keyedSel) bool) bool {
 		}
 	}
 	for _, a := range n.Attr {
+		// As cascadia does, whatever the attribute's namespace.
+		for i := range x.byAttr {
+			if s := &x.byAttr[i]; s.name == a.Key && strings.Contains(a.Val, s.holds) && try(s.sels) {
+				return true
+			}
+		}
 		switch {
 		case a.Namespace != "":
 		case a.Key == "id":
