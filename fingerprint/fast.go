@@ -148,25 +148,58 @@ func containsFold(s, word string) bool {
 
 // indexFold is the first index at or after from where word (lower-case
 // ASCII) occurs in s with its ASCII letters in any case, or -1. Other
-// bytes match only themselves, so offsets are offsets in s.
+// bytes match only themselves, so offsets are offsets in s. Candidates are
+// found by strings.IndexByte on one byte of word in either case (its
+// second: in "ago", "g" is rarer than "a").
 func indexFold(s, word string, from int) int {
 	if len(word) == 0 {
 		return from
 	}
-	first := word[0]
-	for i := from; i+len(word) <= len(s); i++ {
-		if lowerASCII(s[i]) != first {
-			continue
+	at := 0
+	if len(word) > 1 {
+		at = 1
+	}
+	lo, up := word[at], word[at]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -1, -1 // next offsets of lo and up at or after the search point; -1: not searched
+	for i := from + at; i+len(word)-at <= len(s); {
+		if nextLo < i && nextLo != len(s) {
+			nextLo = indexByteFrom(s, lo, i)
 		}
-		j := 1
-		for j < len(word) && lowerASCII(s[i+j]) == word[j] {
-			j++
+		if nextUp < i && nextUp != len(s) {
+			nextUp = indexByteFrom(s, up, i)
 		}
-		if j == len(word) {
-			return i
+		c := min(nextLo, nextUp)
+		if c+len(word)-at > len(s) {
+			return -1
 		}
+		if start := c - at; matchFold(s[start:start+len(word)], word) {
+			return start
+		}
+		i = c + 1
 	}
 	return -1
+}
+
+// indexByteFrom is the index of c in s at or after i, or len(s).
+func indexByteFrom(s string, c byte, i int) int {
+	if j := strings.IndexByte(s[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// matchFold reports whether s equals word (lower-case ASCII) with its
+// ASCII letters in any case.
+func matchFold(s, word string) bool {
+	for j := 0; j < len(word); j++ {
+		if lowerASCII(s[j]) != word[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func lowerASCII(c byte) byte {

@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -62,5 +63,24 @@ func TestIndexFoldMatchesLoweredIndex(t *testing.T) {
 			require.Equal(t, want, indexFold(c.text, c.word, from), "%q in %q from %d", c.word, c.text, from)
 		}
 		require.Equal(t, strings.Contains(lower(c.text), c.word), containsFold(c.text, c.word))
+	}
+	// Random texts over the letters of the words in both cases.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAgGoOuUpPdD x\xff"
+	for range 3000 {
+		b := make([]byte, rng.IntN(24))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		text := string(b)
+		for _, word := range []string{"ago", "up", "a", "dag"} {
+			for from := 0; from <= len(text); from++ {
+				want := strings.Index(lower(text)[from:], word)
+				if want >= 0 {
+					want += from
+				}
+				require.Equal(t, want, indexFold(text, word, from), "%q in %q from %d", word, text, from)
+			}
+		}
 	}
 }
