@@ -83,7 +83,7 @@ func (s *SQLite) DeadLetters(ctx context.Context, source string, minFailures int
 	if minFailures < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: minFailures %d; pass at least 1", op, minFailures)
 	}
-	out, err := s.queryRows(ctx, deadLettersSQL, source, minFailures)
+	out, err := s.queryRows(ctx, source, 0, deadLettersSQL, source, minFailures)
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
 	}

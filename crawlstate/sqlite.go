@@ -269,8 +269,9 @@ func decTime(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// rowColumns lists the pages columns in the order decodeRow reads them.
-const rowColumns = `source, url, original_url, first_seen, last_seen, last_fetched,
+// rowColumns lists the pages columns in the order decodeRow reads them
+// (all but source: the caller knows it).
+const rowColumns = `url, original_url, first_seen, last_seen, last_fetched,
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
@@ -279,35 +280,35 @@ const rowColumns = `source, url, original_url, first_seen, last_seen, last_fetch
 type scanner interface{ Scan(dest ...any) error }
 
 // rowColumnCount is the number of columns in rowColumns.
-const rowColumnCount = 31
+const rowColumnCount = 30
 
 // decodeRow converts one row selected as rowColumns, as the driver
 // produced its values: the generic conversions of database/sql's Scan
 // (reflection, byte slices copied once more) cost more than the query
 // itself on a page of wide rows.
-func decodeRow(vals []driver.Value) (Row, error) {
+func decodeRow(source string, vals []driver.Value) (Row, error) {
 	var d rowDecoder
 	r := Row{
-		Source: d.text(vals[0], 0), URL: d.text(vals[1], 1), OriginalURL: d.text(vals[2], 2),
-		FirstSeen: decTime(d.int(vals[3], 3)), LastSeen: decTime(d.int(vals[4], 4)), LastFetched: decTime(d.int(vals[5], 5)),
-		NextCheck: decTime(d.int(vals[6], 6)), Interval: time.Duration(d.int(vals[7], 7)),
-		ContentHash: d.text(vals[8], 8), ETag: d.text(vals[9], 9), LastModified: d.text(vals[10], 10),
-		SitemapLastMod: decTime(d.int(vals[11], 11)),
-		MissingRuns:    int(d.int(vals[12], 12)), Gone: d.int(vals[13], 13) != 0,
-		Visits: int(d.int(vals[14], 14)), Changes: int(d.int(vals[15], 15)), Failures: int(d.int(vals[16], 16)),
-		LastError: d.text(vals[17], 17), LastStage: d.text(vals[18], 18), LastFailure: decTime(d.int(vals[19], 19)),
-		Title: d.text(vals[20], 20), Canonical: d.text(vals[21], 21), AliasOf: d.text(vals[22], 22), ListedIn: d.text(vals[23], 23),
-		Excluded: d.text(vals[30], 30),
+		Source: source, URL: d.text(vals[0], 0), OriginalURL: d.text(vals[1], 1),
+		FirstSeen: decTime(d.int(vals[2], 2)), LastSeen: decTime(d.int(vals[3], 3)), LastFetched: decTime(d.int(vals[4], 4)),
+		NextCheck: decTime(d.int(vals[5], 5)), Interval: time.Duration(d.int(vals[6], 6)),
+		ContentHash: d.text(vals[7], 7), ETag: d.text(vals[8], 8), LastModified: d.text(vals[9], 9),
+		SitemapLastMod: decTime(d.int(vals[10], 10)),
+		MissingRuns:    int(d.int(vals[11], 11)), Gone: d.int(vals[12], 12) != 0,
+		Visits: int(d.int(vals[13], 13)), Changes: int(d.int(vals[14], 14)), Failures: int(d.int(vals[15], 15)),
+		LastError: d.text(vals[16], 16), LastStage: d.text(vals[17], 17), LastFailure: decTime(d.int(vals[18], 18)),
+		Title: d.text(vals[19], 19), Canonical: d.text(vals[20], 20), AliasOf: d.text(vals[21], 21), ListedIn: d.text(vals[22], 22),
+		Excluded: d.text(vals[29], 29),
 	}
-	r.Stats.LastChanged = decTime(d.int(vals[24], 24))
-	r.Stats.Elapsed = time.Duration(d.int(vals[25], 25))
-	r.Stats.LastModified = decTime(d.int(vals[27], 27))
-	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[28], 28), d.real(vals[29], 29)
+	r.Stats.LastChanged = decTime(d.int(vals[23], 23))
+	r.Stats.Elapsed = time.Duration(d.int(vals[24], 24))
+	r.Stats.LastModified = decTime(d.int(vals[26], 26))
+	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[27], 27), d.real(vals[28], 28)
 	if d.err != nil {
 		return Row{}, fmt.Errorf("row %q: %w", r.URL, d.err)
 	}
 	var recent []byte
-	switch v := vals[26].(type) {
+	switch v := vals[25].(type) {
 	case nil:
 	case []byte:
 		recent = v
@@ -878,7 +879,7 @@ func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Ke
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	out, err := s.queryRows(ctx, dueSQL,
+	out, err := s.queryRows(ctx, source, limit, dueSQL,
 		sql.Named("source", source),
 		sql.Named("now", encTime(now)),
 		sql.Named("after_next", encTime(after.NextCheck)),
@@ -890,11 +891,12 @@ func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Ke
 	return out, nil
 }
 
-// queryRows runs a query that selects rowColumns and reads its rows
-// straight from the driver, on a connection of the read pool. args are
-// the query's arguments as database/sql takes them: sql.NamedArg or
-// positional int, int64, bool, string values.
-func (s *SQLite) queryRows(ctx context.Context, query string, args ...any) ([]Row, error) {
+// queryRows runs a query that selects rowColumns of source's rows and
+// reads them straight from the driver, on a connection of the read pool;
+// it expects up to size rows. args are the query's arguments as
+// database/sql takes them: sql.NamedArg or positional int, int64, bool,
+// string values.
+func (s *SQLite) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]Row, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
@@ -910,7 +912,7 @@ func (s *SQLite) queryRows(ctx context.Context, query string, args ...any) ([]Ro
 		return nil, err
 	}
 	defer conn.Close()
-	var out []Row
+	out := make([]Row, 0, size)
 	err = conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -933,7 +935,7 @@ func (s *SQLite) queryRows(ctx context.Context, query string, args ...any) ([]Ro
 				_ = rows.Close()
 				return err
 			}
-			r, err := decodeRow(vals)
+			r, err := decodeRow(source, vals)
 			if err != nil {
 				_ = rows.Close()
 				return err
@@ -973,7 +975,7 @@ func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, e
 
 // Get implements State.
 func (s *SQLite) Get(ctx context.Context, source, u string) (Row, error) {
-	rows, err := s.queryRows(ctx, `SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u)
+	rows, err := s.queryRows(ctx, source, 1, `SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u)
 	if err != nil {
 		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, err)
 	}
