@@ -33,6 +33,13 @@ const (
 	// DefaultPriorInterval: about 0.69 changes a day, close to the
 	// baseline's one-day start.
 	DefaultPriorInterval = 24 * time.Hour
+	// DefaultPriorWeight is the weight Estimate gives each of the two
+	// smoothing pseudo-checks of EstimateIrregular (which gives them 1): a
+	// prior that keeps the estimate finite without pulling a page that
+	// has not changed in many checks up to about one change per observed
+	// time. The simulator chose it (go run ./examples/simulate -grid): 1
+	// made the default spend its budget on static pages, 0.1 on noise.
+	DefaultPriorWeight = 0.3
 	// ExploreFactor is λ·I on the exploration schedule: the interval at
 	// which one check carries the most Fisher information about log λ
 	// (the maximum of x²e⁻ˣ/(1−e⁻ˣ) is at x ≈ 1.594).

@@ -12,7 +12,8 @@ import (
 //     every check there had a consistent Last-Modified, there are at least
 //     DefaultLastModifiedChecks of them and at least one found a change;
 //   - the maximum-likelihood estimator for irregular intervals
-//     (EstimateIrregular) over Recent;
+//     (EstimateIrregular) over Recent, its pseudo-checks weighted by
+//     DefaultPriorWeight;
 //   - the estimator for regular intervals (EstimateRegular) from Visits,
 //     Changes and Elapsed, for a page stored without a window;
 //   - the prior, ln 2 / DefaultPriorInterval, for a page without checks.
@@ -33,7 +34,7 @@ func Estimate(p Page) Rate {
 		if n >= DefaultLastModifiedChecks && x > 0 {
 			return EstimateLastModified(n, x, total, DefaultLimits)
 		}
-		return EstimateIrregular(p.Recent, DefaultLimits)
+		return EstimateIrregularWeighted(p.Recent, DefaultLimits, DefaultPriorWeight)
 	}
 	if p.Visits > 1 && p.Elapsed > 0 {
 		n := p.Visits - 1
@@ -122,6 +123,14 @@ func EstimateObserved(p Page) Rate {
 	// Every check found a change: the likelihood has no maximum, and the
 	// smoothed estimate is the better bound.
 	return min(est, estimateIrregular(p.Recent, DefaultLimits, 0))
+}
+
+// EstimateIrregularWeighted is EstimateIrregular with each smoothing
+// pseudo-check weighted by prior (1: EstimateIrregular; 0: none, the plain
+// maximum-likelihood estimate, bounded by lim; negative counts as 0).
+// Estimate uses DefaultPriorWeight.
+func EstimateIrregularWeighted(checks []Check, lim Limits, prior float64) Rate {
+	return estimateIrregular(checks, lim, max(prior, 0))
 }
 
 // estimateIrregular is EstimateIrregular with the pseudo-checks weighted

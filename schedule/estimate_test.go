@@ -220,10 +220,10 @@ func TestEstimatePicksEstimator(t *testing.T) {
 
 	broken := append([]schedule.Check(nil), lmChecks...)
 	broken[1].Modified = 0 // one check whose Last-Modified disagreed
-	require.Equal(t, schedule.EstimateIrregular(broken, schedule.DefaultLimits), schedule.Estimate(schedule.Page{Recent: broken}))
+	require.Equal(t, schedule.EstimateIrregularWeighted(broken, schedule.DefaultLimits, schedule.DefaultPriorWeight), schedule.Estimate(schedule.Page{Recent: broken}))
 
 	short := lmChecks[:3] // too few checks for the Last-Modified estimator
-	require.Equal(t, schedule.EstimateIrregular(short, schedule.DefaultLimits), schedule.Estimate(schedule.Page{Recent: short}))
+	require.Equal(t, schedule.EstimateIrregularWeighted(short, schedule.DefaultLimits, schedule.DefaultPriorWeight), schedule.Estimate(schedule.Page{Recent: short}))
 
 	legacy := schedule.Page{Visits: 11, Changes: 4, Elapsed: 10 * day} // stored without a window
 	require.Equal(t, schedule.EstimateRegular(10, 4, day, schedule.DefaultLimits), schedule.Estimate(legacy))

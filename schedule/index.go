@@ -59,13 +59,15 @@ type RunPlan interface {
 
 // Index is the budgeted index policy, the engine's default. At every run
 // it fetches the due pages in decreasing order of the Lagrangian index of
-// Cho and Garcia-Molina,
+// Cho and Garcia-Molina made for a crawler that only fetches at its runs
+// (PriorityOf),
 //
-//	I = w·g(λ̂τ)/λ̂,  g(r) = 1 − (1 + r)e^(−r),
+//	I = w·gRuns(λ̂τ, λ̂C)/λ̂,  gRuns(r, c) = 1 − e^(−r)·(1 + r·(1 − e^(−c))/c),
 //
 // (w the page's weight, λ̂ its estimated change rate, τ the time since its
-// last fetch: the freshness one more fetch buys, per fetch), up to the
-// run's budget. Pages never fetched come first and outside the limit (the
+// last fetch, C the source's cadence: the price at which fetching now and
+// one run later are worth the same; w·g(λ̂τ)/λ̂, g(r) = 1 − (1 + r)e^(−r),
+// as C → 0), up to the run's budget. Pages never fetched come first and outside the limit (the
 // baseline fetches them at once too); pages not fetched for Floor come
 // next and do not count against the budget. A page whose Sitemap hint
 // lists a lastmod is ranked by the chance of a change that the hint gives
@@ -123,13 +125,20 @@ func (x Index) withDefaults() Index {
 }
 
 // PriorityOf is the index of a page with change rate lam, weight w and
-// time since the last fetch tau: w·g(λτ)/λ.
-func PriorityOf(lam Rate, w float64, tau time.Duration) float64 {
+// time since the last fetch tau, for a crawler that runs every cadence:
+// w·gRuns(λτ, λC)/λ, the price μ at which revisiting every τ and every
+// τ + C are worth the same,
+//
+//	gRuns(r, c) = 1 − e^(−r)·(1 + r·(1 − e^(−c))/c).
+//
+// A cadence <= 0 (fetches at any time) gives w·g(λτ)/λ,
+// g(r) = 1 − (1 + r)e^(−r), the index of Cho and Garcia-Molina.
+func PriorityOf(lam Rate, w float64, tau, cadence time.Duration) float64 {
 	l := float64(DefaultLimits.Clamp(lam))
 	if tau <= 0 {
 		return 0
 	}
-	return weightOf(w) * g(l*days(tau)) / l
+	return weightOf(w) * gRuns(l*days(tau), l*discreteCadence(cadence)) / l
 }
 
 // forced ranks above every index: never fetched first, then the pages past
@@ -179,7 +188,7 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 		}
 		share = BaselineFetches(x.Baseline, pages, r.Cadence, prev, r.Start)
 	}
-	plan := IndexPlan{x: x, now: r.Start, limit: int(share + runPhase(r.Start))} // unbiased rounding
+	plan := IndexPlan{x: x, now: r.Start, cadence: discreteCadence(r.Cadence), limit: int(share + runPhase(r.Start))} // unbiased rounding
 	for _, p := range pages {
 		if p.LastFetched.IsZero() {
 			continue // fetched outside the limit
@@ -211,10 +220,66 @@ func runPhase(t time.Time) float64 {
 
 // IndexPlan is the RunPlan of Index for one run.
 type IndexPlan struct {
-	x     Index
-	now   time.Time
-	mu    float64 // the run's price
-	limit int
+	x       Index
+	now     time.Time
+	cadence float64 // the source's cadence in days (0: continuous)
+	mu      float64 // the run's price
+	limit   int
+}
+
+// discreteCadence is the cadence, in days, the index accounts for.
+func discreteCadence(c time.Duration) float64 {
+	if c <= 0 {
+		return 0
+	}
+	return days(c)
+}
+
+// gRuns is g for a crawler that runs every c/λ: the index, times λ/w, of
+// a page fetched at r = λτ rather than one run later,
+//
+//	gRuns(r, c) = 1 − e^(−r)·(1 + r·(1 − e^(−c))/c),
+//
+// the price at which revisiting every τ and every τ + C (both whole
+// numbers of runs) are worth the same. It is g(r) as c → 0 and increases
+// with r.
+func gRuns(r, c float64) float64 {
+	if c < 1e-6 {
+		return g(r)
+	}
+	if r > 745 {
+		return 1
+	}
+	a := -math.Expm1(-c) / c
+	return -math.Expm1(-r) - r*a*math.Exp(-r)
+}
+
+// gRunsInv solves gRuns(r, c) = z for r; 0 for z <= 0, +Inf when no r
+// reaches z.
+func gRunsInv(z, c float64) float64 {
+	if c < 1e-6 {
+		return gInv(z)
+	}
+	switch {
+	case !(z > 0):
+		return 0
+	case z >= 1:
+		return math.Inf(1)
+	}
+	// gRuns(r, c) >= g(r): the root lies below gInv(z).
+	lo, hi := 0.0, gInv(z)
+	for range 60 {
+		m := (lo + hi) / 2
+		if gRuns(m, c) < z {
+			lo = m
+		} else {
+			hi = m
+		}
+		if hi-lo <= 1e-12*hi {
+			break
+		}
+	}
+	return hi
 }
 
 // Multiplier is the run's price μ: the multiplier of Optimal.Plan at the
@@ -237,15 +302,18 @@ func (p IndexPlan) Priority(q Page) float64 {
 		lam = Estimate(q)
 	}
 	tau := p.now.Sub(q.LastFetched)
-	if !q.Sitemap.Listed || tau <= 0 {
-		return PriorityOf(lam, q.Weight, tau)
+	if tau <= 0 {
+		return 0
 	}
-	// The sitemap's word changes the chance that the page changed: the
-	// index is that of the page whose chance, without a sitemap, is the
-	// same.
 	l := float64(DefaultLimits.Clamp(lam))
-	post := q.Sitemap.posterior(l * days(tau))
-	return weightOf(q.Weight) * g(-math.Log1p(-post)) / l
+	r := l * days(tau)
+	if q.Sitemap.Listed {
+		// The sitemap's word changes the chance that the page changed: the
+		// index is that of the page whose chance, without a sitemap, is the
+		// same.
+		r = -math.Log1p(-q.Sitemap.posterior(r))
+	}
+	return weightOf(q.Weight) * gRuns(r, l*p.cadence) / l
 }
 
 // Next implements Scheduler: it folds obs into the page's statistics and
@@ -263,7 +331,7 @@ func (p IndexPlan) next(q Page) time.Duration {
 	if z >= 1 {
 		return x.Floor
 	}
-	r := gInv(z)
+	r := gRunsInv(z, lam*p.cadence)
 	if q.Sitemap.Listed {
 		// Until the lastmod moves, the chance of a change grows as the
 		// unmoved posterior: the page falls due when that reaches the

@@ -119,7 +119,7 @@ func TestIndexPlanRun(t *testing.T) {
 	require.True(t, math.IsInf(plan.Priority(never), 1), "never fetched first")
 	require.Greater(t, plan.Priority(floor), plan.Priority(old), "past the floor next")
 	require.Greater(t, plan.Priority(old), plan.Priority(young), "the index grows with the time since the fetch")
-	require.InDelta(t, schedule.PriorityOf(0.1, 1, 40*time.Hour), plan.Priority(old), 1e-12)
+	require.InDelta(t, schedule.PriorityOf(0.1, 1, 40*time.Hour, time.Hour), plan.Priority(old), 1e-12)
 
 	// A page that changes far faster than the price allows waits for the
 	// floor; a slow one comes back before it.
@@ -137,6 +137,30 @@ func TestIndexPlanRun(t *testing.T) {
 	def := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, pages)
 	want := schedule.BaselineFetches(schedule.DefaultHalving, pages, 6*time.Hour, now.Add(-6*time.Hour), now)
 	require.InDelta(t, want+1, float64(def.Limit()), 1.01)
+}
+
+// The index at τ = kC is the price at which revisiting every k runs and
+// every k+1 runs give the same freshness net of the price per fetch; with
+// no cadence it is the continuous index w·g(λτ)/λ.
+func TestPriorityOfRuns(t *testing.T) {
+	// net is, per day, the fresh fraction of a page revisited every T days
+	// minus the price per fetch: (w(1 − e^(−λT))/λ − μ)/T.
+	net := func(lam, w, mu, T float64) float64 { return (w*-math.Expm1(-lam*T)/lam - mu) / T }
+	for _, lam := range []float64{0.01, 0.25, 1, 5} {
+		for _, c := range []time.Duration{time.Hour, 6 * time.Hour, schedule.Day, 7 * schedule.Day} {
+			for _, k := range []int{1, 2, 5} {
+				tau := time.Duration(k) * c
+				mu := schedule.PriorityOf(schedule.Rate(lam), 2, tau, c)
+				T, C := tau.Hours()/24, c.Hours()/24
+				require.InDelta(t, net(lam, 2, mu, T), net(lam, 2, mu, T+C), 1e-9*(1+math.Abs(net(lam, 2, mu, T))), "λ %v, every %v, k %d", lam, c, k)
+				require.GreaterOrEqual(t, schedule.PriorityOf(schedule.Rate(lam), 2, tau+c, c), mu, "grows with τ")
+			}
+		}
+		r := lam * 3
+		g := 1 - (1+r)*math.Exp(-r)
+		require.InDelta(t, 2*g/lam, schedule.PriorityOf(schedule.Rate(lam), 2, 3*schedule.Day, 0), 1e-12)
+		require.InEpsilon(t, 2*g/lam, schedule.PriorityOf(schedule.Rate(lam), 2, 3*schedule.Day, time.Second), 1e-5)
+	}
 }
 
 // Advance with a RunPlan is Observe plus the plan's Next.

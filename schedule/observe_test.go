@@ -37,7 +37,7 @@ func TestObserveAccumulates(t *testing.T) {
 	require.Equal(t, 30*time.Hour, p.Elapsed)
 	require.Equal(t, []schedule.Check{{Elapsed: 6 * time.Hour, Changed: true}, {Elapsed: 24 * time.Hour}}, p.Recent)
 	require.Equal(t, t0.Add(6*time.Hour), p.LastChanged)
-	require.Equal(t, schedule.EstimateIrregular(p.Recent, schedule.DefaultLimits), p.ChangeRate)
+	require.Equal(t, schedule.EstimateIrregularWeighted(p.Recent, schedule.DefaultLimits, schedule.DefaultPriorWeight), p.ChangeRate)
 }
 
 func TestObserveWindowAndAliasing(t *testing.T) {

@@ -43,7 +43,7 @@ func run(args []string, out io.Writer) error {
 	sitemaps := fs.Bool("sitemaps", false, "also print the breakdown by sitemap source (mix L)")
 	asJSON := fs.Bool("json", false, "print one JSON object per line and policy instead of the table")
 	only := fs.String("policies", "", "comma-separated policies to run (default all): "+strings.Join(sim.PolicyKeys(), ", ")+"; halving always runs first")
-	grid := fs.Bool("grid", false, "run the default against Halving on mixes A and B at every cadence of the README table (1h, 6h, 24h, 168h); one JSON line each")
+	grid := fs.Bool("grid", false, "run the default (capped at Halving's fetches, and uncapped) against Halving on mixes A and B at every cadence of the README table (1h, 6h, 24h, 168h); one JSON line each")
 	table := fs.String("table", "", "print the README's scheduler table (Markdown) from a file of -grid lines, and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,7 +56,7 @@ func run(args []string, out io.Writer) error {
 			for _, c := range gridCadences {
 				mix, _ := sim.MixByName(m)
 				cfg := sim.Config{Mix: mix, Pages: *pages, Days: *days, Warmup: *warmup, Seed: *seed, Cadence: c}
-				res, err := sim.Compare(cfg, *seeds, []sim.Maker{sim.Halving, sim.Default})
+				res, err := sim.Compare(cfg, *seeds, []sim.Maker{sim.Halving, sim.Default, sim.DefaultUncapped})
 				if err != nil {
 					return err
 				}
@@ -173,7 +173,9 @@ var gridCadences = []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour, 7 *
 
 // writeTable renders the README's scheduler table from -grid lines: per
 // mix and cadence, Halving's and the default's freshness, the gain and the
-// default's fetches against Halving's.
+// default's fetches against Halving's; and, when the lines have it, what
+// the default spends and gains when the simulator does not cap it at
+// Halving's fetches.
 func writeTable(out io.Writer, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -203,8 +205,18 @@ func writeTable(out io.Writer, path string) error {
 	if len(order) == 0 {
 		return fmt.Errorf("%s: no results", path)
 	}
-	fmt.Fprintf(out, "| mix | runs every | `Halving` fresh | default fresh | vs Halving | default's fetches vs Halving's |\n")
-	fmt.Fprintf(out, "|---|---|---|---|---|---|\n")
+	uncapped := true
+	for _, k := range order {
+		_, ok := got[k]["default-uncapped"]
+		uncapped = uncapped && ok
+	}
+	if uncapped {
+		fmt.Fprintf(out, "| mix | runs every | `Halving` fresh | default fresh | vs Halving | default's fetches vs Halving's | uncapped: vs Halving | uncapped: fetches vs Halving's |\n")
+		fmt.Fprintf(out, "|---|---|---|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(out, "| mix | runs every | `Halving` fresh | default fresh | vs Halving | default's fetches vs Halving's |\n")
+		fmt.Fprintf(out, "|---|---|---|---|---|---|\n")
+	}
 	for _, k := range order {
 		h, okH := got[k]["halving"]
 		d, okD := got[k]["default"]
@@ -215,7 +227,12 @@ func writeTable(out io.Writer, path string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %+.1f%% | %.3f |\n", k.mix, cadenceName(c), h.Freshness, d.Freshness, 100*d.VsHalving, d.FetchRate)
+		fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %+.1f%% | %.3f |", k.mix, cadenceName(c), h.Freshness, d.Freshness, 100*d.VsHalving, d.FetchRate)
+		if uncapped {
+			u := got[k]["default-uncapped"]
+			fmt.Fprintf(out, " %+.1f%% | %.3f |", 100*u.VsHalving, u.FetchRate)
+		}
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintf(out, "\n%d pages, %d days measured after %d days of warm-up, mean of %d seeds.\n", head.Pages, head.Days, head.Warmup, head.Seeds)
 	return nil

@@ -71,7 +71,7 @@ func TestGridAndTable(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run([]string{"-grid", "-pages", "60", "-days", "8", "-warmup", "4", "-seeds", "1"}, &out))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 16, "halving and default for two mixes at four cadences")
+	require.Len(t, lines, 24, "halving, default and uncapped default for two mixes at four cadences")
 	var l line
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &l))
 	require.Equal(t, "default", l.Policy)

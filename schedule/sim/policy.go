@@ -168,6 +168,18 @@ type index struct {
 	starts []time.Time // the latest run starts, oldest first
 	inputs []schedule.PlanInput
 	own    bool // the policy sets its own budget: ignore the simulator's
+	oracle bool // rank and plan with the pages' true change rates
+	free   bool // not capped by the simulator's budget (Uncapped)
+}
+
+// Uncapped reports whether the simulator runs the policy without its
+// budget: the policy's own budget alone decides what it spends.
+func (x *index) Uncapped() bool { return x.free }
+
+// DefaultUncapped is Default not capped at the simulator's budget: what
+// the engine's default spends on its own estimate of the baseline's spend.
+func DefaultUncapped() Policy {
+	return &index{name: "Default (uncapped)", trust: TrustLearned, p: schedule.Index{}, own: true, free: true}
 }
 
 // Default is the engine's default policy, schedule.Index with no
@@ -221,7 +233,26 @@ func Planned(name string, p schedule.Planner) Policy { return &index{name: name,
 
 func (x *index) Name() string { return x.name }
 
-func (x *index) Plan(now time.Time, _ schedule.Rate, pages []Known) {
+// IndexAtBudget is schedule.Index given the simulator's budget (Halving's
+// measured spend in Compare) as its Budget, with learned sitemap trust:
+// the default's ranking without its estimate of the baseline's spend.
+func IndexAtBudget() Policy {
+	return &index{name: "Index (at budget)", trust: TrustLearned, p: schedule.Index{}}
+}
+
+// IndexOracle is IndexAtBudget given every page's true change rate from
+// its first fetch: it bounds what the index can reach with estimated rates.
+func IndexOracle() Policy {
+	return &index{name: "Index (true rates)", trust: TrustLearned, p: schedule.Index{}, oracle: true}
+}
+
+func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
+	if !x.own {
+		if ix, ok := x.p.(schedule.Index); ok {
+			ix.Budget = budget
+			x.p = ix
+		}
+	}
 	const keep = 16
 	x.starts = append(x.starts, now)
 	if len(x.starts) > keep {
@@ -233,7 +264,11 @@ func (x *index) Plan(now time.Time, _ schedule.Rate, pages []Known) {
 	}
 	x.inputs = x.inputs[:0]
 	for _, k := range pages {
-		x.inputs = append(x.inputs, schedule.Optimal{}.Input(*k.Page()))
+		in := schedule.Optimal{}.Input(x.page(k))
+		if x.oracle && !k.Page().LastFetched.IsZero() {
+			in.ChangeRate, in.Observed = k.TrueRate(), k.TrueRate()
+		}
+		x.inputs = append(x.inputs, in)
 	}
 	x.plan = x.p.PlanRun(run, x.inputs)
 }
@@ -244,7 +279,17 @@ func (x *index) Limit() int { return x.plan.Limit() }
 func (x *index) Priority(k Known, _ time.Time) float64 { return x.plan.Priority(x.page(k)) }
 
 func (x *index) Advance(k Known, obs schedule.Observation) schedule.Page {
-	q := schedule.Advance(x.plan, x.page(k), obs)
+	var q schedule.Page
+	if x.oracle {
+		// The statistics as observed, the rate the truth; Next on the
+		// observed page adds no second check (same time).
+		q = schedule.Observe(x.page(k), obs)
+		q.ChangeRate = schedule.DefaultLimits.Clamp(k.TrueRate())
+		obs.First = false
+		q.Interval = x.plan.Next(q, obs)
+	} else {
+		q = schedule.Advance(x.plan, x.page(k), obs)
+	}
 	if x.trust == TrustAuthoritative {
 		if k.Sitemap().Listed {
 			q.Interval = authoritativeWait // only a moved lastmod brings it back
@@ -265,6 +310,9 @@ func (x *index) page(k Known) schedule.Page {
 	if x.trust == TrustLearned {
 		p.Sitemap = k.Sitemap()
 	}
+	if x.oracle && !p.LastFetched.IsZero() {
+		p.ChangeRate = schedule.DefaultLimits.Clamp(k.TrueRate())
+	}
 	return p
 }
 
@@ -283,6 +331,9 @@ var keys = []struct {
 	{"default-hint", "Default (hint)", func() Policy { return DefaultWith("Default (hint)", TrustHint) }},
 	{"default-authoritative", "Default (authoritative)", func() Policy { return DefaultWith("Default (authoritative)", TrustAuthoritative) }},
 	{"default-ignore", "Default (ignore)", func() Policy { return DefaultWith("Default (ignore)", TrustNone) }},
+	{"default-uncapped", "Default (uncapped)", DefaultUncapped},
+	{"index-budget", "Index (at budget)", IndexAtBudget},
+	{"index-oracle", "Index (true rates)", IndexOracle},
 }
 
 // Key returns the short key of a policy name of Policies (halving,

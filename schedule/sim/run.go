@@ -137,13 +137,19 @@ type classAcc struct {
 
 // Run simulates the crawler with policy p on world w under a fetch budget
 // per day (0: unconstrained). The budget is a token bucket: every run adds
-// budget·Cadence/Day fetches, unused fetches carry over up to one day's
-// budget or one run's, whichever is more; the bucket starts full and is
-// emptied when measurement starts. A
-// policy with a Limit() int method caps each run further. When more pages are due than the
-// bucket allows, the run takes them in p's priority order and the rest stay
-// due. Only the days after the warm-up are measured.
+// budget·Cadence/Day fetches. During the warm-up unused fetches carry over
+// up to one day's budget or one run's, whichever is more, and the bucket
+// starts full; when measurement starts it is emptied, and from then on
+// unused fetches carry over without limit, so that the measured runs
+// together spend at most budget·Cadence/Day each on average (see BudgetOf)
+// and a policy whose runs spend unevenly is not clipped run by run. A
+// policy with a Limit() int method caps each run further. When more pages
+// are due than the bucket allows, the run takes them in p's priority order
+// and the rest stay due. Only the days after the warm-up are measured.
 func Run(w *World, p Policy, budget schedule.Rate) Result {
+	if u, ok := p.(interface{ Uncapped() bool }); ok && u.Uncapped() {
+		budget = 0 // the policy's own budget alone: its spend as it is
+	}
 	r := &runner{w: w, pol: p, budget: budget, pages: make([]state, len(w.pages)), use: trustOf(p)}
 	r.res = Result{Policy: p.Name(), Budget: budget}
 	r.classes = make([]classAcc, len(w.cfg.Mix.Classes))
@@ -153,9 +159,10 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	}
 	cfg := w.cfg
 	perRun := float64(budget) * float64(cfg.Cadence) / float64(schedule.Day)
-	// The bucket holds one day's budget or one run's, whichever is more.
-	// It is emptied when measurement starts, so that the measured runs
-	// spend at most budget·Cadence/Day each on average (see BudgetOf).
+	// During the warm-up the bucket holds one day's budget or one run's,
+	// whichever is more. It is emptied when measurement starts and then
+	// holds whatever is left, so that the measured runs spend at most
+	// budget·Cadence/Day each on average (see BudgetOf).
 	bucket := max(float64(budget), perRun)
 	tokens := bucket
 	measuring := false
@@ -182,7 +189,7 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 			r.known = append(r.known, Known{s})
 		}
 		if !measuring && r.measured(now) {
-			measuring, tokens = true, 0
+			measuring, tokens, bucket = true, 0, math.Inf(1)
 		}
 		if budget > 0 {
 			tokens = min(tokens+perRun, bucket)
