@@ -79,12 +79,20 @@ func withKey(words ...string) lineFilter {
 	return func(text string) []int {
 		var offsets []int
 		var buf [40]byte
+		// The next ':' and '=' at or after from (len(text): none), found
+		// by strings.IndexByte: IndexAny tests every byte against a set.
+		colon, equals := -1, -1
 		for from := 0; ; {
-			i := strings.IndexAny(text[from:], ":=")
-			if i < 0 {
+			if colon < from && colon != len(text) {
+				colon = indexByteFrom(text, ':', from)
+			}
+			if equals < from && equals != len(text) {
+				equals = indexByteFrom(text, '=', from)
+			}
+			i := min(colon, equals)
+			if i == len(text) {
 				break
 			}
-			i += from
 			from = i + 1
 			j := i
 			for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t' || text[j-1] == '"' || text[j-1] == '\'' || text[j-1] >= 0x80) {
