@@ -170,34 +170,78 @@ func readableMarkdown(doc *html.Node, base *url.URL, known map[string]string, co
 // base URL's for some hrefs without one ("//"), so known serves only a base
 // without fragment.
 func absolutizeLinks(root *html.Node, base *url.URL, known map[string]string) {
-	if base.Fragment != "" || base.RawFragment != "" {
-		known = nil
-	}
+	known = usableKnown(base, known)
 	walk(root, func(n *html.Node) bool {
-		if !isElement(n, atom.A) {
-			return true
-		}
-		href, has := attrOK(n, "href")
-		if !has {
-			return true
-		}
-		if v := known[linkKey(href)]; v != "" {
-			if abs, ok := withFragment(v, href); ok {
-				setAttr(n, "href", abs)
-				return true
-			}
-		}
-		u, ok := resolveRef(base, href)
-		switch {
-		case !ok:
-			removeAttr(n, "href")
-		case isHTTP(u), u.Scheme == "mailto" && u.Opaque != "":
-			setAttr(n, "href", u.String())
-		default:
-			removeAttr(n, "href")
+		if isElement(n, atom.A) {
+			absolutizeLink(n, base, known)
 		}
 		return true
 	})
+}
+
+// usableKnown is known for absolutizeLink when base has no fragment, else nil.
+func usableKnown(base *url.URL, known map[string]string) map[string]string {
+	if base.Fragment != "" || base.RawFragment != "" {
+		return nil
+	}
+	return known
+}
+
+// absolutizeLink is absolutizeLinks for the <a> element n alone.
+func absolutizeLink(n *html.Node, base *url.URL, known map[string]string) {
+	href, has := attrOK(n, "href")
+	if !has {
+		return
+	}
+	if v := known[linkKey(href)]; v != "" {
+		if abs, ok := withFragment(v, href); ok {
+			setAttr(n, "href", abs)
+			return
+		}
+	}
+	u, ok := resolveRef(base, href)
+	switch {
+	case !ok:
+		removeAttr(n, "href")
+	case isHTTP(u), u.Scheme == "mailto" && u.Opaque != "":
+		setAttr(n, "href", u.String())
+	default:
+		removeAttr(n, "href")
+	}
+}
+
+// fixContainerLinks is unwrapHeadingLinks, absolutizeLinks and
+// unwrapBareLinks on the container c in one walk: each changes only the
+// <a> it looks at, and the bare links are unwrapped after the walk, in
+// document order, as unwrapBareLinks does.
+func fixContainerLinks(c *html.Node, base *url.URL, known map[string]string) {
+	known = usableKnown(base, known)
+	var bare []*html.Node
+	var visit func(n *html.Node, inHeading bool)
+	visit = func(n *html.Node, inHeading bool) {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				inHeading = true
+			case atom.A:
+				if n.Namespace != "" {
+					break
+				}
+				if inHeading && strings.HasPrefix(strings.TrimSpace(attr(n, "href")), "#") {
+					removeAttr(n, "href")
+				}
+				absolutizeLink(n, base, known)
+				if !hasAttr(n, "href") {
+					bare = append(bare, n)
+				}
+			}
+		}
+		for k := n.FirstChild; k != nil; k = k.NextSibling {
+			visit(k, inHeading)
+		}
+	}
+	visit(c, false)
+	unwrapLinks(bare)
 }
 
 // withFragment is the absolute URL href resolves to against a base without
@@ -230,7 +274,12 @@ func unwrapBareLinks(root *html.Node) {
 		}
 		return true
 	})
-	for _, a := range bare {
+	unwrapLinks(bare)
+}
+
+// unwrapLinks replaces each of links, in order, by its children.
+func unwrapLinks(links []*html.Node) {
+	for _, a := range links {
 		if a.Parent == nil {
 			continue
 		}

@@ -45,9 +45,7 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[s
 	cleanContainer(c, sel.rule)
 	leadWithH1(c)
 	normalizeCode(c)
-	unwrapHeadingLinks(c)
-	absolutizeLinks(c, base, known)
-	unwrapBareLinks(c)
+	fixContainerLinks(c, base, known)
 	flattenTableCells(c)
 
 	// Convert the container alone: detached, it is its own document.
@@ -291,29 +289,6 @@ func styleHides(style string) bool {
 	return false
 }
 
-// unwrapHeadingLinks replaces in-page links wrapping heading text (mdBook,
-// Hugo) by their text: the heading is the anchor's target, not a link.
-func unwrapHeadingLinks(root *html.Node) {
-	var links []*html.Node
-	walk(root, func(n *html.Node) bool {
-		switch n.DataAtom {
-		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-			if n.Type == html.ElementNode {
-				walk(n, func(a *html.Node) bool {
-					if isElement(a, atom.A) && strings.HasPrefix(strings.TrimSpace(attr(a, "href")), "#") {
-						links = append(links, a)
-					}
-					return true
-				})
-				return false
-			}
-		}
-		return true
-	})
-	for _, a := range links {
-		removeAttr(a, "href")
-	}
-}
 
 // tableBreaker reports whether elements of atom a are ones the Markdown
 // table converter cannot put in a cell; with one inside, it gives up and

@@ -1,10 +1,14 @@
 package extract
 
 import (
+	"bytes"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // absoluteHref is what absolutizeLinks writes for href without known
@@ -70,4 +74,71 @@ func FuzzLinkShortcuts(f *testing.F) {
 		require.NoError(t, err)
 		checkLinkShortcuts(t, base, href)
 	})
+}
+
+// unwrapHeadingLinks, the pass fixContainerLinks does first, replaces in-page links wrapping heading text (mdBook,
+// Hugo) by their text: the heading is the anchor's target, not a link.
+func unwrapHeadingLinks(root *html.Node) {
+	var links []*html.Node
+	walk(root, func(n *html.Node) bool {
+		switch n.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			if n.Type == html.ElementNode {
+				walk(n, func(a *html.Node) bool {
+					if isElement(a, atom.A) && strings.HasPrefix(strings.TrimSpace(attr(a, "href")), "#") {
+						links = append(links, a)
+					}
+					return true
+				})
+				return false
+			}
+		}
+		return true
+	})
+	for _, a := range links {
+		removeAttr(a, "href")
+	}
+}
+
+// fixContainerLinks does what its three passes do: on every test page's
+// cleaned container, against a base with and without fragment.
+func TestFixContainerLinks(t *testing.T) {
+	pages := spacePages(t)
+	for i, p := range pages {
+		if (raceBuild || testing.Short()) && i%4 != 0 {
+			continue
+		}
+		for _, pageURL := range []string{p.url, p.url + "#top"} {
+			var got [2]string
+			for k := range got {
+				doc, err := html.Parse(bytes.NewReader(decode(p.html, "")))
+				require.NoError(t, err)
+				page, err := url.Parse(pageURL)
+				require.NoError(t, err)
+				scan := scanPage(doc)
+				base := scan.baseURL(page)
+				scan.document(page)
+				restoreTextTags(scan.accidents)
+				sel, ok := chooseContainer(doc, nil, scan)
+				if !ok {
+					break
+				}
+				c := sel.container
+				cleanContainer(c, sel.rule)
+				leadWithH1(c)
+				normalizeCode(c)
+				if k == 0 {
+					unwrapHeadingLinks(c)
+					absolutizeLinks(c, base, scan.resolved)
+					unwrapBareLinks(c)
+				} else {
+					fixContainerLinks(c, base, scan.resolved)
+				}
+				var b strings.Builder
+				require.NoError(t, html.Render(&b, c))
+				got[k] = b.String()
+			}
+			require.Equal(t, got[0], got[1], "%s at %s", p.name, pageURL)
+		}
+	}
 }
