@@ -289,7 +289,6 @@ func styleHides(style string) bool {
 	return false
 }
 
-
 // tableBreaker reports whether elements of atom a are ones the Markdown
 // table converter cannot put in a cell; with one inside, it gives up and
 // writes the table as paragraphs.
