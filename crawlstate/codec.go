@@ -61,6 +61,9 @@ func encodeChecks(cs []Check) []byte {
 }
 
 // decodeChecks is the inverse of encodeChecks. Empty input is no checks.
+// It decodes in one pass into a buffer on the stack and returns an exact
+// copy of it: one allocation, no count pass (a window longer than the
+// buffer grows it as append does).
 func decodeChecks(b []byte) ([]Check, error) {
 	if len(b) == 0 {
 		return nil, nil
@@ -68,57 +71,62 @@ func decodeChecks(b []byte) ([]Check, error) {
 	if b[0] != checksFormat {
 		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", errCorrupt, b[0], checksFormat)
 	}
-	b = b[1:]
-	out := make([]Check, 0, countChecks(b))
-	for len(b) > 0 {
-		flags := b[0]
-		b = b[1:]
+	var stack [decodeChecksStack]Check
+	out := stack[:0]
+	for i := 1; i < len(b); {
+		flags := b[i]
+		i++
 		if flags&^checkKnownFlags != 0 || (flags&checkModifiedIsSame != 0 && flags&checkModifiedIsZero != 0) {
 			return nil, fmt.Errorf("%w: recent check %d has flags %#x", errCorrupt, len(out), flags)
 		}
-		elapsed, n := binary.Varint(b)
-		if n <= 0 {
+		elapsed, next := varintAt(b, i)
+		if next < 0 {
 			return nil, fmt.Errorf("%w: recent check %d: truncated or malformed elapsed time", errCorrupt, len(out))
 		}
-		b = b[n:]
+		i = next
 		c := Check{Elapsed: time.Duration(elapsed), Changed: flags&checkChanged != 0}
 		switch {
 		case flags&checkModifiedIsSame != 0:
 			c.Modified = c.Elapsed
 		case flags&checkModifiedIsZero != 0:
 		default:
-			m, n := binary.Varint(b)
-			if n <= 0 {
+			m, next := varintAt(b, i)
+			if next < 0 {
 				return nil, fmt.Errorf("%w: recent check %d: truncated or malformed modified term", errCorrupt, len(out))
 			}
-			b = b[n:]
+			i = next
 			c.Modified = time.Duration(m)
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	res := make([]Check, len(out))
+	copy(res, out)
+	return res, nil
 }
 
-// countChecks returns how many checks b holds if it is well formed (a
-// varint's last byte has its high bit clear), so that decodeChecks
-// allocates once; decodeChecks validates.
-func countChecks(b []byte) int {
-	n := 0
-	for i := 0; i < len(b); n++ {
-		flags := b[i]
+// varintAt decodes the signed varint at b[i:] as binary.Varint does and
+// returns it with the index after it, or a negative index if it is
+// truncated or overflows 64 bits.
+func varintAt(b []byte, i int) (int64, int) {
+	var x uint64
+	for s := uint(0); i < len(b); s += 7 {
+		c := b[i]
 		i++
-		varints := 1
-		if flags&(checkModifiedIsSame|checkModifiedIsZero) == 0 {
-			varints = 2
-		}
-		for ; varints > 0 && i < len(b); i++ {
-			if b[i] < 0x80 {
-				varints--
+		if c < 0x80 {
+			if s == 63 && c > 1 || s > 63 {
+				return 0, -1
 			}
+			x |= uint64(c) << s
+			return int64(x>>1) ^ -int64(x&1), i
 		}
+		x |= uint64(c&0x7f) << s
 	}
-	return n
+	return 0, -1
 }
+
+// decodeChecksStack is how many checks decodeChecks decodes without a
+// heap buffer of its own: twice the engine's window (schedule.DefaultWindow).
+const decodeChecksStack = 64
 
 // encodeVector stores v as little-endian float32s.
 func encodeVector(v []float32) []byte {

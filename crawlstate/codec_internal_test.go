@@ -1,6 +1,8 @@
 package crawlstate
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 	"time"
@@ -78,6 +80,36 @@ func TestDecodeChecksRejects(t *testing.T) {
 			require.ErrorIs(t, err, errCorrupt)
 			require.ErrorContains(t, err, tc.want)
 		})
+	}
+}
+
+// varintAt reads what binary.Varint reads and rejects what it rejects:
+// every value's encoding, truncations and overlong encodings.
+func TestVarintAtMatchesBinaryVarint(t *testing.T) {
+	var inputs [][]byte
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 20, 20 * int64(time.Hour), math.MaxInt64, math.MinInt64} {
+		enc := binary.AppendVarint(nil, v)
+		inputs = append(inputs, enc, append(enc, 0x05))
+		for i := range enc {
+			inputs = append(inputs, enc[:i])
+		}
+	}
+	for n := 1; n <= 12; n++ {
+		long := bytes.Repeat([]byte{0xff}, n)
+		inputs = append(inputs, long, append(long, 0x00), append(long, 0x01), append(long, 0x02), append(long, 0x7f))
+	}
+	for _, in := range inputs {
+		want, n := binary.Varint(in)
+		for _, pre := range []int{0, 3} {
+			b := append(make([]byte, pre), in...)
+			got, next := varintAt(b, pre)
+			if n <= 0 {
+				require.Negative(t, next, "%x", in)
+				continue
+			}
+			require.Equal(t, want, got, "%x", in)
+			require.Equal(t, pre+n, next, "%x", in)
+		}
 	}
 }
 
@@ -167,4 +199,25 @@ func FuzzDecodeVector(f *testing.F) {
 		}
 		require.Equal(t, b, encodeVector(v), "every whole number of float32s decodes and re-encodes to itself")
 	})
+}
+
+// BenchmarkDecodeChecks measures decoding a full window of 32 checks, as
+// the due query does for every row it returns.
+func BenchmarkDecodeChecks(b *testing.B) {
+	window := make([]Check, 32)
+	for i := range window {
+		e := time.Duration(20+i%30)*time.Hour + time.Duration(i*7919)%time.Second
+		window[i] = Check{Elapsed: e, Changed: i%5 == 0, Modified: e}
+		if window[i].Changed {
+			window[i].Modified = e / 3
+		}
+	}
+	enc := encodeChecks(window)
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := decodeChecks(enc)
+		if err != nil || len(got) != len(window) {
+			b.Fatal(len(got), err)
+		}
+	}
 }

@@ -283,12 +283,13 @@ type scanner interface{ Scan(dest ...any) error }
 const rowColumnCount = 30
 
 // decodeRow converts one row selected as rowColumns, as the driver
-// produced its values: the generic conversions of database/sql's Scan
-// (reflection, byte slices copied once more) cost more than the query
-// itself on a page of wide rows.
-func decodeRow(source string, vals []driver.Value) (Row, error) {
+// produced its values, into *r (a zero Row, in place: a Row is wide): the
+// generic conversions of database/sql's Scan (reflection, byte slices
+// copied once more) cost more than the query itself on a page of wide
+// rows.
+func decodeRow(r *Row, source string, vals []driver.Value) error {
 	var d rowDecoder
-	r := Row{
+	*r = Row{
 		Source: source, URL: d.text(vals[0], 0), OriginalURL: d.text(vals[1], 1),
 		FirstSeen: decTime(d.int(vals[2], 2)), LastSeen: decTime(d.int(vals[3], 3)), LastFetched: decTime(d.int(vals[4], 4)),
 		NextCheck: decTime(d.int(vals[5], 5)), Interval: time.Duration(d.int(vals[6], 6)),
@@ -305,7 +306,7 @@ func decodeRow(source string, vals []driver.Value) (Row, error) {
 	r.Stats.LastModified = decTime(d.int(vals[26], 26))
 	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[27], 27), d.real(vals[28], 28)
 	if d.err != nil {
-		return Row{}, fmt.Errorf("row %q: %w", r.URL, d.err)
+		return fmt.Errorf("row %q: %w", r.URL, d.err)
 	}
 	var recent []byte
 	switch v := vals[25].(type) {
@@ -313,13 +314,13 @@ func decodeRow(source string, vals []driver.Value) (Row, error) {
 	case []byte:
 		recent = v
 	default:
-		return Row{}, fmt.Errorf("row %q: %w: column recent holds %T", r.URL, errCorrupt, v)
+		return fmt.Errorf("row %q: %w: column recent holds %T", r.URL, errCorrupt, v)
 	}
 	var err error
 	if r.Stats.Recent, err = decodeChecks(recent); err != nil {
-		return Row{}, fmt.Errorf("row %q: %w", r.URL, err)
+		return fmt.Errorf("row %q: %w", r.URL, err)
 	}
-	return r, nil
+	return nil
 }
 
 // rowDecoder converts the column values of decodeRow, keeping the first
@@ -935,16 +936,18 @@ func (s *SQLite) queryRows(ctx context.Context, source string, size int, query s
 				_ = rows.Close()
 				return err
 			}
-			r, err := decodeRow(source, vals)
-			if err != nil {
+			out = append(out, Row{})
+			if err := decodeRow(&out[len(out)-1], source, vals); err != nil {
 				_ = rows.Close()
 				return err
 			}
-			out = append(out, r)
 		}
 		return rows.Close()
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // CountDue implements State.
