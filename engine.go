@@ -522,7 +522,7 @@ const planRuns = 16
 // plan records the run's start and returns its scheduler. A
 // schedule.Planner (the default, schedule.Index, is one) plans the run over
 // every live row of the source (its change-rate estimate, weight and last
-// fetch) with the source's real run times: the previous run's start and
+// fetch; read through crawlstate.PlanLister when the state has it) with the source's real run times: the previous run's start and
 // the cadence measured from the recorded starts. Other schedulers are used
 // as they are.
 func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
@@ -550,11 +550,19 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 		}
 	}
 	var inputs []schedule.PlanInput
-	everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
-	err = e.eachDue(ctx, source, everything, func(row crawlstate.Row) bool {
-		inputs = append(inputs, e.planInput(row))
+	var checks []schedule.Check // one row's checks at a time: Input keeps none
+	add := func(row crawlstate.Row) bool {
+		var in schedule.PlanInput
+		in, checks = e.planInput(row, checks)
+		inputs = append(inputs, in)
 		return true
-	})
+	}
+	if pl, ok := st.(crawlstate.PlanLister); ok {
+		err = e.eachPlanRow(ctx, pl, source, add)
+	} else {
+		everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
+		err = e.eachDue(ctx, source, everything, add)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: planning: %w", err)
 	}
@@ -564,15 +572,46 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 	return planner.PlanRun(run, inputs), nil
 }
 
+// eachPlanRow calls fn for every live row of source as pl lists it for
+// planning, a page of BatchSize rows at a time, until fn returns false.
+func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, source string, fn func(crawlstate.Row) bool) error {
+	after := ""
+	for {
+		rows, err := pl.PlanRows(ctx, source, after, e.cfg.BatchSize)
+		if err != nil {
+			return fmt.Errorf("recrawl: listing the rows of %s: %w", source, err)
+		}
+		for _, row := range rows {
+			if !fn(row) {
+				return nil
+			}
+		}
+		if len(rows) < e.cfg.BatchSize {
+			return nil
+		}
+		after = rows[len(rows)-1].URL
+	}
+}
+
 // planInput is a row as a Planner sees it: its cached estimate (or the
 // estimate of its statistics), weight and last fetch; a row never stored
-// counts as never fetched.
-func (e *Engine) planInput(row crawlstate.Row) schedule.PlanInput {
-	in := schedule.Optimal{}.Input(e.weighted(pageOf(row), row.URL))
+// counts as never fetched. The row's checks are copied into checks's
+// storage, which it returns for the next row.
+func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedule.PlanInput, []schedule.Check) {
+	p := pageOf(crawlstate.Row{Interval: row.Interval, LastFetched: row.LastFetched, Visits: row.Visits, Changes: row.Changes,
+		Stats: crawlstate.Stats{LastChanged: row.Stats.LastChanged, Elapsed: row.Stats.Elapsed, LastModified: row.Stats.LastModified,
+			ChangeRate: row.Stats.ChangeRate, Weight: row.Stats.Weight}})
+	// The checks in checks's storage: Input reads them and keeps none.
+	checks = checks[:0]
+	for _, c := range row.Stats.Recent {
+		checks = append(checks, schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified})
+	}
+	p.Recent = checks
+	in := schedule.Optimal{}.Input(e.weighted(p, row.URL))
 	if row.ContentHash == "" {
 		in.LastFetched = time.Time{}
 	}
-	return in
+	return in, checks
 }
 
 // weighted returns p with the weight Config.Weight gives url (p as it is

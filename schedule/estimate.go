@@ -115,8 +115,10 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 // up to about one change per observed time; what the baseline spends on a
 // page follows what its checks found, so BaselineRate is computed from
 // this estimate.
-func EstimateObserved(p Page) Rate {
-	est := Estimate(p)
+func EstimateObserved(p Page) Rate { return observedWith(p, Estimate(p)) }
+
+// observedWith is EstimateObserved given est, Estimate(p).
+func observedWith(p Page, est Rate) Rate {
 	if len(p.Recent) == 0 {
 		return est
 	}

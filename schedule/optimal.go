@@ -77,14 +77,17 @@ type PlanInput struct {
 
 // Input returns the PlanInput of p: its estimated rate (Estimate when
 // ChangeRate is unset), weight, last fetch, observed rate
-// (EstimateObserved) and age at its last fetch (Elapsed). A page on the exploration schedule is
+// (EstimateObserved, with ChangeRate taken as Estimate's) and age at its last fetch (Elapsed). A page on the exploration schedule is
 // planned at its estimated rate like any other; its extra checks are few
 // and end after ExploreChecks checks.
 func (o Optimal) Input(p Page) PlanInput {
-	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight, LastFetched: p.LastFetched, Observed: EstimateObserved(p), Age: p.Elapsed}
+	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight, LastFetched: p.LastFetched, Age: p.Elapsed}
 	if !(in.ChangeRate > 0) {
 		in.ChangeRate = Estimate(p)
 	}
+	// The cached estimate is Estimate(p) (Observe keeps it so): the
+	// observed rate needs only the unsmoothed estimate beside it.
+	in.Observed = observedWith(p, in.ChangeRate)
 	return in
 }
 

@@ -1,0 +1,105 @@
+package crawlstate_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/crawlstate"
+)
+
+// PlanRows lists a source's live rows in URL order, a page at a time, with
+// the planning columns as Get reads them and the others zero.
+func TestPlanRows(t *testing.T) {
+	s := openFile(t, ":memory:")
+	defer s.Close()
+	ctx := t.Context()
+	var urls []crawlstate.Discovered
+	var results []crawlstate.Result
+	for i := range 7 {
+		u := fmt.Sprintf("https://ex.com/%d", i)
+		urls = append(urls, crawlstate.Discovered{URL: u, OriginalURL: u + "?utm=x", LastMod: t0})
+		results = append(results, crawlstate.Result{
+			URL: u, At: t0.Add(time.Duration(i) * time.Hour), Changed: true, ContentHash: fmt.Sprint("h", i), ETag: `"e"`, Title: "T",
+			Interval: time.Duration(i+1) * time.Hour, NextCheck: t0.Add(time.Duration(i+1) * time.Hour),
+			Stats: &crawlstate.Stats{Elapsed: time.Duration(i) * time.Minute, ChangeRate: 0.5 + float64(i), Weight: 2,
+				Recent: []crawlstate.Check{{Elapsed: time.Hour, Changed: i%2 == 0, Modified: time.Minute}}, LastChanged: t0},
+		})
+	}
+	_, err := s.UpsertDiscovered(ctx, "docs", t0, urls)
+	require.NoError(t, err)
+	_, err = s.UpsertDiscovered(ctx, "other", t0, urls[:2])
+	require.NoError(t, err)
+	results[3].Gone = true
+	require.NoError(t, s.Record(ctx, "docs", results))
+
+	var got []crawlstate.Row
+	after := ""
+	for {
+		page, err := s.PlanRows(ctx, "docs", after, 2)
+		require.NoError(t, err)
+		got = append(got, page...)
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].URL
+	}
+	require.Len(t, got, 6, "the gone row is left out, the other source's rows too")
+	for i, r := range got {
+		full, err := s.Get(ctx, "docs", r.URL)
+		require.NoError(t, err)
+		if i > 0 {
+			require.Less(t, got[i-1].URL, r.URL)
+		}
+		want := crawlstate.Row{
+			Source: full.Source, URL: full.URL, LastFetched: full.LastFetched, NextCheck: full.NextCheck,
+			Interval: full.Interval, ContentHash: full.ContentHash, Visits: full.Visits, Changes: full.Changes, Stats: full.Stats,
+		}
+		require.Equal(t, want, r)
+		require.NotEmpty(t, full.ETag, "Get reads what PlanRows leaves out")
+	}
+	_, err = s.PlanRows(ctx, "docs", "", 0)
+	require.ErrorContains(t, err, "page size")
+}
+
+// A planner lists every live row of a source with the columns it reads,
+// a page at a time.
+func ExampleSQLite_PlanRows() {
+	st, err := crawlstate.OpenSQLite(":memory:")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	ctx := context.Background()
+	now := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
+	_, err = st.UpsertDiscovered(ctx, "docs", now, []crawlstate.Discovered{
+		{URL: "https://example.com/a"}, {URL: "https://example.com/b"}, {URL: "https://example.com/c"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var pl crawlstate.PlanLister = st
+	for after := ""; ; {
+		rows, err := pl.PlanRows(ctx, "docs", after, 2)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, r := range rows {
+			fmt.Println(r.URL, r.Visits)
+		}
+		if len(rows) < 2 {
+			break
+		}
+		after = rows[len(rows)-1].URL
+	}
+	// Output:
+	// https://example.com/a 0
+	// https://example.com/b 0
+	// https://example.com/c 0
+}

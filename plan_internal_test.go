@@ -1,0 +1,132 @@
+package recrawl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/clock"
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/internal/cputime"
+	"github.com/recrawl/recrawl/schedule"
+)
+
+// planState returns a state holding n fetched rows of source, each with a
+// full window of checks of one of mix A's rates.
+func planState(tb testing.TB, n int, source string, t0 time.Time) *crawlstate.SQLite {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := crawlstate.OpenSQLite(filepath.Join(tb.TempDir(), "state.sqlite"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for lo := 0; lo < n; lo += 5000 {
+		var urls []crawlstate.Discovered
+		var results []crawlstate.Result
+		for i := lo; i < min(lo+5000, n); i++ {
+			u := fmt.Sprintf("https://example.test/page/%d", i)
+			urls = append(urls, crawlstate.Discovered{URL: u})
+			lam := []float64{1, 0.25, 1.0 / 15, 1.0 / 60, 1.0 / 365}[i%5]
+			recent := make([]crawlstate.Check, schedule.DefaultWindow)
+			for j := range recent {
+				el := time.Duration((0.5 + rng.Float64()) * float64(schedule.Day))
+				recent[j] = crawlstate.Check{Elapsed: el, Changed: rng.Float64() < 1-math.Exp(-lam*el.Hours()/24)}
+			}
+			at := t0.Add(time.Duration(rng.Float64() * float64(10*schedule.Day)))
+			results = append(results, crawlstate.Result{
+				URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("h%d", i),
+				Interval: schedule.Day, NextCheck: at.Add(schedule.Day),
+				Stats: &crawlstate.Stats{Elapsed: 40 * schedule.Day, Recent: recent, ChangeRate: lam, LastChanged: at},
+			})
+		}
+		if _, err := st.UpsertDiscovered(ctx, source, t0, urls); err != nil {
+			tb.Fatal(err)
+		}
+		if err := st.Record(ctx, source, results); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return st
+}
+
+// onlyState hides the optional abilities of a State.
+type onlyState struct{ crawlstate.State }
+
+// Planning reads the rows the same through crawlstate.PlanLister as
+// through the due queue: the same plan.
+func TestPlanReadsThePlanningColumns(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := t0.Add(20 * schedule.Day)
+	var plans []*schedule.IndexPlan
+	for _, hide := range []bool{false, true} {
+		st := planState(t, 700, "s", t0)
+		defer st.Close()
+		var state crawlstate.State = st
+		if hide {
+			state = onlyState{st}
+		}
+		_, lister := state.(crawlstate.PlanLister)
+		require.Equal(t, !hide, lister)
+		e, err := New(Config{State: state, Clock: clock.NewFake(t0), BatchSize: 64})
+		require.NoError(t, err)
+		for i := range 3 {
+			s, err := e.plan(ctx, "s", start.Add(time.Duration(i)*time.Hour))
+			require.NoError(t, err)
+			if i == 2 {
+				p := s.(schedule.IndexPlan)
+				plans = append(plans, &p)
+			}
+		}
+	}
+	require.Positive(t, plans[0].Limit())
+	require.Equal(t, plans[1].Limit(), plans[0].Limit())
+	require.InEpsilon(t, plans[1].Multiplier(), plans[0].Multiplier(), 1e-9, "the same price (the rows come in another order)")
+}
+
+// BenchmarkEnginePlan is the engine's planning step at the start of a run
+// of the default scheduler over a source of 100,000 fetched pages, each
+// with a full window of checks: the run's start recorded, every live row
+// read from SQLite (through crawlstate.PlanLister, and through the due
+// queue as for a State without it), and schedule.Index's PlanRun.
+func BenchmarkEnginePlan(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	const source = "bench"
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := planState(b, n, source, t0)
+	defer st.Close()
+	start := t0.Add(20 * schedule.Day)
+	for _, v := range []struct {
+		name  string
+		state crawlstate.State
+	}{{"plan-rows", st}, {"due-queue", onlyState{st}}} {
+		b.Run(v.name, func(b *testing.B) {
+			e, err := New(Config{State: v.state, Clock: clock.NewFake(t0)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu := cputime.Process()
+			for b.Loop() {
+				start = start.Add(time.Hour)
+				s, err := e.plan(ctx, source, start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s.(schedule.RunPlan).Limit() <= 0 {
+					b.Fatal("an empty plan")
+				}
+			}
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(n), "rows")
+		})
+	}
+}
