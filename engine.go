@@ -522,9 +522,10 @@ const planRuns = 16
 // plan records the run's start and returns its scheduler. A
 // schedule.Planner (the default, schedule.Index, is one) plans the run over
 // every live row of the source (its change-rate estimate, weight and last
-// fetch; read through crawlstate.PlanLister when the state has it) with the source's real run times: the previous run's start and
-// the cadence measured from the recorded starts. Other schedulers are used
-// as they are.
+// fetch; read through crawlstate.PlanLister when the state has it) with
+// the source's real run times: the previous run's start and the cadence
+// measured from the recorded starts. Other schedulers are used as they
+// are.
 func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
 	st := e.cfg.State
 	starts, err := st.Runs(ctx, source, planRuns)
