@@ -1169,15 +1169,7 @@ func recordRow(ctx context.Context, ps *txStmts, source string, r Result) error 
 	if r.Excluded != "" {
 		res, err := ps.exec(ctx, excludeSQL, sql.Named("source", source), sql.Named("url", r.URL),
 			sql.Named("at", encTime(r.At)), sql.Named("excluded", r.Excluded))
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, ErrNotFound)
-		}
-		return nil
+		return rowUpdated(res, err, source)
 	}
 	if plainNotModified(r) {
 		st := r.Stats
