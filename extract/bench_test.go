@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func BenchmarkFromHTML(b *testing.B) {
 		{"article-1.4MB", corpusPage(b, "d605bdef2cde7308a9f2fbd1484d4a9c3da0167177245d346da61e455f42208d"), "https://example.com/article"},
 	}
 	b.Run("docsites", benchmarkDocsites)
+	b.Run("docsites-parallel", benchmarkDocsitesParallel)
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.body)))
@@ -84,6 +86,23 @@ func benchmarkDocsites(b *testing.B) {
 	}
 	b.ReportMetric(median(cpu), "ms/page")
 	b.ReportMetric(median(wall), "wall-ms/page")
+}
+
+// benchmarkDocsitesParallel converts the pages of the docsites corpus on
+// GOMAXPROCS goroutines at once, as the engine's extraction stage does, and
+// reports pages per second of wall time: what sharing the package's
+// converters and caches across goroutines costs.
+func benchmarkDocsitesParallel(b *testing.B) {
+	cases := loadDocsites(b)
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c := cases[int(next.Add(1))%len(cases)]
+			_, _ = extract.FromHTML(c.HTML, c.URL)
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 }
 
 func BenchmarkDocPath(b *testing.B) {

@@ -58,7 +58,7 @@ var extractors = []extractor{
 		if err != nil || a.Node == nil {
 			return "", err
 		}
-		md, err := markdown.ConvertNode(a.Node, converter.WithDomain(u))
+		md, err := markdownOf(a.Node, converter.WithDomain(u))
 		return string(md), err
 	}},
 	{"trafilatura-text-fallback", "go-trafilatura alone, text with fallback (as published)", false, func(body []byte, u string) (string, error) {
@@ -73,7 +73,7 @@ var extractors = []extractor{
 		if err != nil {
 			return "", err
 		}
-		md, err := markdown.ConvertNode(r.ContentNode, converter.WithDomain(u))
+		md, err := markdownOf(r.ContentNode, converter.WithDomain(u))
 		return string(md), err
 	}},
 }
@@ -158,7 +158,7 @@ func trafilaturaPipeline(body []byte, pageURL string) (string, error) {
 		pre.AppendChild(code)
 	}
 	unwrapBareLinks(r.ContentNode)
-	md, err := markdown.ConvertNode(r.ContentNode, converter.WithDomain(base.String()))
+	md, err := markdownOf(r.ContentNode, converter.WithDomain(base.String()))
 	return string(bytes.TrimSpace(md)), err
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/JohannesKaufmann/dom"
@@ -17,33 +18,46 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// markdown is the one HTML-to-Markdown converter of the package. A
-// converter's plugins register handlers once, at construction; ConvertNode
-// only reads them (under the converter's own lock) and keeps per-call state
-// in the call, so one converter serves any number of goroutines.
-var markdown = converter.NewConverter(converter.WithPlugins(
-	base.NewBasePlugin(),
-	commonmark.NewCommonmarkPlugin(
-		commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
-		commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
-	),
-	table.NewTablePlugin(
-		table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
-		table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
-		table.WithSpanCellBehavior(table.SpanBehaviorMirror),
-	),
-))
+// newMarkdown returns the package's HTML-to-Markdown converter.
+func newMarkdown() *converter.Converter {
+	return converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(
+			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
+			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
+		),
+		table.NewTablePlugin(
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
+			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
+		),
+	))
+}
+
+// converters holds converters made by newMarkdown. One converter could
+// serve every goroutine (ConvertNode keeps its state in the call), but it
+// takes its read lock for every character it escapes, and goroutines
+// sharing one contend for that lock's counter; a converter of its own per
+// conversion costs nothing of the kind.
+var converters = sync.Pool{New: func() any { return newMarkdown() }}
+
+// markdownOf converts root with a converter of the pool.
+func markdownOf(root *html.Node, opts ...converter.ConvertOptionFunc) ([]byte, error) {
+	c := converters.Get().(*converter.Converter)
+	defer converters.Put(c)
+	return c.ConvertNode(root, opts...)
+}
 
 var discard = slog.New(slog.DiscardHandler)
 
-// convertFunc converts a node to Markdown: markdown.ConvertNode or convert.
+// convertFunc converts a node to Markdown: markdownOf or convert.
 type convertFunc func(root *html.Node, opts ...converter.ConvertOptionFunc) ([]byte, error)
 
-// convert is markdown.ConvertNode after dropBlockSpace, which the output
+// convert is markdownOf after dropBlockSpace, which the output
 // does not depend on (TestDropBlockSpaceKeepsMarkdown, FuzzDropBlockSpace).
 func convert(root *html.Node, opts ...converter.ConvertOptionFunc) ([]byte, error) {
 	dropBlockSpace(root)
-	return markdown.ConvertNode(root, opts...)
+	return markdownOf(root, opts...)
 }
 
 // dropBlockSpace removes from root the text nodes of white space only

@@ -53,7 +53,7 @@ func TestDropBlockSpaceKeepsMarkdown(t *testing.T) {
 		if (raceBuild || testing.Short()) && i%4 != 0 {
 			continue
 		}
-		want, wantErr := fromHTML(p.html, p.url, Options{}, markdown.ConvertNode)
+		want, wantErr := fromHTML(p.html, p.url, Options{}, markdownOf)
 		got, err := FromHTML(p.html, p.url)
 		require.Equal(t, wantErr, err, p.name)
 		require.Equal(t, want, got, p.name)
@@ -72,7 +72,7 @@ func FuzzDropBlockSpace(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		want, wantErr := fromHTML(body, "https://example.com/a/", Options{MaxBytes: 1 << 16}, markdown.ConvertNode)
+		want, wantErr := fromHTML(body, "https://example.com/a/", Options{MaxBytes: 1 << 16}, markdownOf)
 		got, err := fromHTML(body, "https://example.com/a/", Options{MaxBytes: 1 << 16}, convert)
 		require.Equal(t, wantErr, err)
 		require.Equal(t, want, got)
