@@ -329,13 +329,15 @@ type urlKey struct{}
 // without one the body is read into a pooled buffer and copied once, so a
 // page is not copied and reallocated as io.ReadAll's buffer grows (about
 // twice its size in garbage per page). A wrong declaration only costs
-// growth.
+// growth, and what a declaration reserves before any byte arrived is
+// bounded by maxDeclaredBody, so a server that declares large bodies and
+// sends little cannot make the crawler hold memory it never received.
 func readBody(r io.Reader, n, max int64) ([]byte, error) {
 	lr := io.LimitedReader{R: r, N: max}
 	if n >= 0 && n < max {
 		// One byte more than declared, so a body that is not longer than
 		// its declaration ends with an EOF read, not a grown buffer.
-		return readInto(&lr, make([]byte, 0, n+1))
+		return readInto(&lr, make([]byte, 0, min(n+1, maxDeclaredBody)))
 	}
 	bp := bodyBuffers.Get().(*[]byte)
 	buf, err := readInto(&lr, (*bp)[:0])
@@ -369,6 +371,10 @@ func readInto(r io.Reader, buf []byte) ([]byte, error) {
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooledBody = 1 << 20
+
+// maxDeclaredBody bounds the buffer a declared body length reserves up
+// front; a longer body grows past it as it arrives.
+const maxDeclaredBody = 1 << 20
 
 // requestTimer is implemented by transports that start a request's
 // timeout themselves once the request is sent (*Polite): HTTP hands its
