@@ -1231,13 +1231,8 @@ func recordFull(ctx context.Context, ps *txStmts, source string, r Result) error
 		sql.Named("origin_modified", encTime(st.LastModified)),
 		sql.Named("change_rate", st.ChangeRate),
 		sql.Named("weight", st.Weight))
-	if err != nil {
+	if err := rowUpdated(res, err, source); err != nil {
 		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, ErrNotFound)
 	}
 
 	switch {
