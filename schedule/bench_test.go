@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/schedule"
 )
 
@@ -94,10 +95,10 @@ func BenchmarkIndexPlanRun(b *testing.B) {
 	run := schedule.Run{Start: now, Previous: now.Add(-time.Hour), Cadence: time.Hour}
 	schedule.Index{}.PlanRun(run, in) // the baseline tables of this cadence
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		schedule.Index{}.PlanRun(run, in)
 	}
 	// CPU per op is steadier than ns/op on a shared machine.
-	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
