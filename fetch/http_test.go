@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +289,21 @@ func TestBodyReadWithAndWithoutLength(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A server that declares a large body and sends a few bytes before it
+// hangs up does not make the fetch reserve the declared size: the read
+// fails, and what it allocated stays far below the 9 MiB declared.
+func TestOverclaimedLengthReservesLittle(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 1})
+	defer site.Close()
+	site.Overclaim("/big.html", 9<<20)
+	h := &fetch.HTTP{MaxAttempts: 1}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := h.Fetch(t.Context(), fetch.Request{URL: site.PageURL("/big.html")})
+	runtime.ReadMemStats(&after)
+	require.Error(t, err, "the body ended before its declared length")
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated by the fetch")
 }

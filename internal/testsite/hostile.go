@@ -230,3 +230,31 @@ func (t *trickleWriter) flush() { _ = http.NewResponseController(t.ResponseWrite
 
 // Unwrap lets http.ResponseController reach the server's writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Overclaim makes path answer 200 with a Content-Length of declared bytes,
+// send a few bytes of HTML and hang up: a server that announces large
+// bodies it never sends, to make a client reserve memory for them.
+// declared <= 0 serves the page normally again.
+func (s *Site) Overclaim(path string, declared int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if declared <= 0 {
+		delete(s.overclaims, path)
+		return
+	}
+	s.overclaims[path] = declared
+}
+
+// overclaimBody is what an Overclaim answer sends of its declared body.
+const overclaimBody = "<!doctype html><title>soon</title><p>"
+
+func serveOverclaim(w http.ResponseWriter, declared int64) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, "testsite: cannot hang up mid-body: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer conn.Close() // the connection is closed mid-body
+	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s",
+		max(declared, int64(len(overclaimBody))), overclaimBody)
+}

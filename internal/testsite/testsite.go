@@ -143,6 +143,7 @@ type Site struct {
 	faults      map[string]*fault
 	delays      map[string]time.Duration
 	huge        map[string]int64
+	overclaims  map[string]int64
 	seq         int
 	sitemapPath string
 	noSitemap   bool
@@ -234,6 +235,7 @@ func newSite(opts Options) *Site {
 		faults:     map[string]*fault{},
 		delays:     map[string]time.Duration{},
 		huge:       map[string]int64{},
+		overclaims: map[string]int64{},
 		robots:     opts.Robots,
 		robotsCode: http.StatusOK,
 		llmsCode:   http.StatusOK,
@@ -769,6 +771,11 @@ func (s *Site) handle(w http.ResponseWriter, r *http.Request) {
 	if n, ok := s.huge[path]; ok {
 		s.mu.Unlock()
 		serveHuge(w, n)
+		return
+	}
+	if n, ok := s.overclaims[path]; ok {
+		s.mu.Unlock()
+		serveOverclaim(w, n)
 		return
 	}
 	if g, ok := s.gens[path]; ok {
