@@ -142,3 +142,76 @@ func TestFixContainerLinks(t *testing.T) {
 		}
 	}
 }
+
+// resolverBases are bases for linkResolver: plain paths, an empty path,
+// paths the shortcut leaves to url.Parse (escapes, dot segments, "//"),
+// queries, fragments and user info.
+var resolverBases = append([]string{
+	"https://docs.example.org/guide/",
+	"https://docs.example.org/guide/intro",
+	"https://Docs.Example.org/a/b/c.html?x=1#frag",
+	"https://docs.example.org",
+	"https://docs.example.org?q",
+	"https://docs.example.org/a%20b/c",
+	"https://docs.example.org/a/./b/../c/",
+	"https://docs.example.org//x/y",
+	"https://user:pw@docs.example.org/p/q",
+	"http://127.0.0.1:8080/~u/(x)/a,b;c=d/",
+	"https://xn--bcher-kva.example/é/",
+}, linkBases...)
+
+// resolverHrefs are the shapes linkResolver resolves itself and their near
+// misses.
+var resolverHrefs = []string{
+	"", "#", "#x", "?", "?q", "??", "/", "//", "///", ".", "..", "./", "../", "/.", "/..", "/./", "/../",
+	"a", "a/", "a/b", "a#", "a?", "a?b", "a??b?", "a?b#", "a?b#c", "a b", "a%20b", "a%2f", "a\tb", " a",
+	"/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/a/b/..", "/a/b/.", "/../../a", "/a?x=1&y=2", "/a?x=%zz",
+	"../a", "../../a/b/", "./a", "././a", "a/../../b", "a/.", "a/..", ".a", "..a", "a..", "a/.b/..c",
+	"~u/(x)*!$&'+,;=:@", "a:b", "a/b:c", "1a:b", "+a:b", "mailto:x@y.z", "javascript:void(0)", "tel:+1",
+	"http://h", "http://h/", "https://h/a/../b?c#", "https://h?x", "https://h#", "HTTP://h/a", "http:/h/a",
+	"http://h:80/a", "http://u@h/a", "http://[::1]/a", "http://h%41/a", "http://h_x/a", "http://h/a b",
+	"https:", "https:/", "https://", "https:///a", "http://h/é", "/é", "é", "a?é", "/a\x7f", "a\x00",
+	"*", "/*", "a/*", "[x]", "/a[b]", "a#b#", "/a#%zz", "//h/a", "\\a", "/a\\b",
+}
+
+// linkResolver resolves every href as resolve does, against every base.
+func TestLinkResolver(t *testing.T) {
+	for _, b := range resolverBases {
+		base, err := url.Parse(b)
+		require.NoError(t, err)
+		r := newLinkResolver(base)
+		shortcuts := 0
+		for _, href := range resolverHrefs {
+			checkLinkResolver(t, r, href)
+			if _, ok := r.shortcut(href); ok {
+				shortcuts++
+			}
+		}
+		if r.plain {
+			require.Greater(t, shortcuts, 20, "the shortcut serves few hrefs against %s", b)
+		}
+	}
+}
+
+func checkLinkResolver(t *testing.T, r *linkResolver, href string) {
+	t.Helper()
+	want, wantOK := resolve(r.base, href)
+	got, gotOK := r.resolve(href)
+	require.Equal(t, wantOK, gotOK, "%q against %s", href, r.base)
+	require.Equal(t, want, got, "%q against %s", href, r.base)
+}
+
+func FuzzLinkResolver(f *testing.F) {
+	for i := range resolverBases {
+		for _, h := range resolverHrefs[:20] {
+			f.Add(i, h)
+		}
+	}
+	f.Add(0, "../a/./b/../c?d=e#")
+	f.Add(2, "https://h/a/../b")
+	f.Fuzz(func(t *testing.T, i int, href string) {
+		base, err := url.Parse(resolverBases[(i%len(resolverBases)+len(resolverBases))%len(resolverBases)])
+		require.NoError(t, err)
+		checkLinkResolver(t, newLinkResolver(base), href)
+	})
+}

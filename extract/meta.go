@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 
@@ -161,6 +162,185 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 	return base.ResolveReference(ref), true
 }
 
+// linkResolver resolves the hrefs of one page against its base URL.
+// Hrefs of the common shapes (an absolute http(s) URL of a plain host, a
+// root-relative or relative path, each of characters URL.String writes
+// as they are, with or without a query) are resolved without url.Parse,
+// ResolveReference and String, by the same steps those take; any other
+// href is resolved by resolve.
+type linkResolver struct {
+	base *url.URL
+	// origin is the base's "scheme://host", as URL.String writes it;
+	// dir is the base's escaped path up to its last "/" ("/" for an
+	// empty path). plain is false when the base's path holds characters
+	// the shortcut does not handle (it then serves absolute hrefs only).
+	origin, dir string
+	plain       bool
+}
+
+func newLinkResolver(base *url.URL) *linkResolver {
+	r := &linkResolver{base: base}
+	r.origin = (&url.URL{Scheme: base.Scheme, User: base.User, Host: base.Host}).String()
+	path := base.EscapedPath()
+	if path == "" {
+		r.dir, r.plain = "/", true
+		return r
+	}
+	if path[0] != '/' || strings.HasPrefix(path, "//") || !plainPath(path) {
+		return r
+	}
+	r.dir, r.plain = path[:strings.LastIndexByte(path, '/')+1], true
+	return r
+}
+
+// resolve is resolve(r.base, href).
+func (r *linkResolver) resolve(href string) (string, bool) {
+	if u, ok := r.shortcut(href); ok {
+		return u, true
+	}
+	return resolve(r.base, href)
+}
+
+// shortcut resolves href as resolve does when href has one of the shapes
+// linkResolver handles; ok is false otherwise (not that href is unusable).
+func (r *linkResolver) shortcut(href string) (string, bool) {
+	// An empty fragment is dropped as resolve drops any; a fragment with
+	// text must be parsed, which only url.Parse does exactly.
+	if i := strings.IndexByte(href, '#'); i >= 0 {
+		if i != len(href)-1 {
+			return "", false
+		}
+		href = href[:i]
+	}
+	path, query := href, ""
+	if i := strings.IndexByte(href, '?'); i >= 0 {
+		path, query = href[:i], href[i:]
+		if !plainQuery(query) {
+			return "", false
+		}
+	}
+	if path == "" || !plainPath(path) {
+		return "", false
+	}
+	switch {
+	case strings.HasPrefix(path, "//"):
+		return "", false
+	case path[0] == '/':
+		if !r.plain {
+			return "", false
+		}
+		return r.origin + resolvedPath(path) + query, true
+	}
+	// A relative path, or an absolute URL: only a scheme puts a ':'
+	// before the first '/'.
+	colon := strings.IndexByte(path, ':')
+	if slash := strings.IndexByte(path, '/'); colon < 0 || slash >= 0 && slash < colon {
+		if !r.plain {
+			return "", false
+		}
+		return r.origin + resolvedPath(r.dir+path) + query, true
+	}
+	scheme, rest := path[:colon], path[colon+1:]
+	if scheme != "http" && scheme != "https" || !strings.HasPrefix(rest, "//") {
+		return "", false
+	}
+	host, p := rest[2:], ""
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host, p = host[:i], host[i:]
+	}
+	if host == "" || !plainHost(host) {
+		return "", false
+	}
+	if p != "" {
+		p = resolvedPath(p)
+	}
+	return scheme + "://" + host + p + query, true
+}
+
+// plainPath reports whether every byte of p is one URL.EscapedPath writes
+// as it is whatever surrounds it: letters, digits and -._~/!$&'()*+,;=:@
+// (no '%': escapes would have to be decoded).
+func plainPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		default:
+			switch c {
+			case '-', '.', '_', '~', '/', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':', '@':
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainQuery reports whether q, a query with its '?', is printable ASCII
+// without space: url.Parse keeps such a query as it is.
+func plainQuery(q string) bool {
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// plainHost reports whether h is a host of letters, digits, '.' and '-'
+// (no port, user or IP literal), which url.Parse and URL.String keep as it is.
+func plainHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// resolvedPath is full with its "." and ".." segments applied, as
+// net/url's resolvePath writes it (full is not empty).
+func resolvedPath(full string) string {
+	if !strings.Contains(full, "/.") && !strings.HasPrefix(full, ".") && full[0] == '/' && !strings.HasPrefix(full, "//") {
+		return full // nothing to resolve
+	}
+	dst := make([]byte, 0, len(full)+1)
+	dst = append(dst, '/')
+	elem := ""
+	remaining := full
+	found := true
+	first := true
+	for found {
+		elem, remaining, found = strings.Cut(remaining, "/")
+		switch elem {
+		case ".":
+			first = false
+			continue
+		case "..":
+			if i := bytes.LastIndexByte(dst[1:], '/'); i >= 0 {
+				dst = dst[:i+1]
+			} else {
+				dst = dst[:1]
+			}
+			first = len(dst) == 1
+		default:
+			if !first {
+				dst = append(dst, '/')
+			}
+			dst = append(dst, elem...)
+			first = false
+		}
+	}
+	if elem == "." || elem == ".." {
+		dst = append(dst, '/')
+	}
+	if len(dst) > 1 && dst[1] == '/' {
+		return string(dst[1:])
+	}
+	return string(dst)
+}
+
 // manyLinks is the number of links above which links resolves every href
 // again instead of remembering those it resolved: on a link farm (a
 // million distinct targets) that map would cost more memory than it saves
@@ -176,6 +356,7 @@ func (s *pageScan) links(base *url.URL) []string {
 	if len(s.hrefs) <= manyLinks {
 		s.resolved = make(map[string]string, len(s.hrefs))
 	}
+	r := newLinkResolver(base)
 	for _, href := range s.hrefs {
 		var u string
 		var ok bool
@@ -184,10 +365,10 @@ func (s *pageScan) links(base *url.URL) []string {
 			if _, done := s.resolved[href]; done {
 				continue // resolved before, to the same result
 			}
-			u, ok = resolve(base, href)
+			u, ok = r.resolve(href)
 			s.resolved[href] = u
 		} else {
-			u, ok = resolve(base, href)
+			u, ok = r.resolve(href)
 		}
 		if ok && !seen[u] {
 			seen[u] = true
