@@ -22,6 +22,9 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// foreignKeysOff runs the step with foreign key enforcement off, as
+	// a rebuild of a parent table needs (see migrateStep).
+	foreignKeysOff bool
 }
 
 // migrations is the schema history. migrations[i].version is i+1.
@@ -32,6 +35,7 @@ var migrations = []migration{
 	{version: 4, name: "rows excluded from the due queue (not documents)", sql: schemaV4},
 	{version: 5, name: "run starts", sql: schemaRuns},
 	{version: 6, name: "sitemap lastmod trust", sql: schemaTrust},
+	{version: 7, name: "pages as a rowid table", sql: schemaRowidPages, foreignKeysOff: true},
 }
 
 // schemaRuns records when each run of a source started (RecordRun), so the
@@ -145,8 +149,8 @@ CREATE INDEX pages_listed ON pages (source, listed_in);
 //	events     stage events; the rowid keeps insertion order
 //
 // Tables whose rows can be large (text, vectors) keep a rowid; the small
-// ones are WITHOUT ROWID like pages. links and chunks belong to a row of
-// pages.
+// ones are WITHOUT ROWID, as pages was until version 7. links and chunks
+// belong to a row of pages.
 const schemaV3 = `
 CREATE TABLE links (
 	source TEXT NOT NULL,
@@ -229,6 +233,79 @@ const schemaV4 = `
 ALTER TABLE pages ADD COLUMN excluded TEXT NOT NULL DEFAULT '';
 `
 
+// schemaRowidPages rebuilds pages as a rowid table with the same columns,
+// in the same order, and (source, url) unique. A WITHOUT ROWID table keeps
+// its whole rows in the interior pages of its B-tree too: rows of about
+// 600 bytes made it 8 levels deep at a million rows, and every lookup from
+// an index (the due queue, a listing) walked them all. A rowid table's
+// interior pages hold only rowids, so the same rows are 3 levels deep, and
+// new rows are appended instead of splitting pages all over the key order.
+// The unique index is the parent key of links and chunks.
+//
+// The rows are copied in key order (the rowids follow it), the old table
+// dropped and the new one renamed, as SQLite documents for a change
+// ALTER TABLE cannot make: the step runs with foreign keys off, or
+// dropping the old table would delete every row of links and chunks, and
+// migrateStep checks the foreign keys before it commits.
+const schemaRowidPages = `
+CREATE TABLE pages_rowid (
+	source          TEXT    NOT NULL,
+	url             TEXT    NOT NULL, -- normalized URL, the identity
+	original_url    TEXT    NOT NULL,
+	first_seen      INTEGER NOT NULL,
+	last_seen       INTEGER NOT NULL,
+	last_fetched    INTEGER NOT NULL,
+	next_check      INTEGER NOT NULL,
+	interval_ns     INTEGER NOT NULL DEFAULT 0,
+	content_hash    TEXT    NOT NULL DEFAULT '',
+	etag            TEXT    NOT NULL DEFAULT '',
+	last_modified   TEXT    NOT NULL DEFAULT '',
+	sitemap_lastmod INTEGER NOT NULL,
+	missing_runs    INTEGER NOT NULL DEFAULT 0,
+	gone            INTEGER NOT NULL DEFAULT 0 CHECK (gone IN (0, 1)),
+	visits          INTEGER NOT NULL DEFAULT 0,
+	changes         INTEGER NOT NULL DEFAULT 0,
+	failures        INTEGER NOT NULL DEFAULT 0,
+	last_error      TEXT    NOT NULL DEFAULT '',
+	last_stage      TEXT    NOT NULL DEFAULT '',
+	last_failure    INTEGER NOT NULL DEFAULT -9223372036854775808,
+	title           TEXT    NOT NULL DEFAULT '',
+	canonical       TEXT    NOT NULL DEFAULT '',
+	alias_of        TEXT    NOT NULL DEFAULT '',
+	listed_in       TEXT    NOT NULL DEFAULT '',
+	last_changed    INTEGER NOT NULL DEFAULT -9223372036854775808,
+	elapsed_ns      INTEGER NOT NULL DEFAULT 0,
+	recent          BLOB,
+	origin_modified INTEGER NOT NULL DEFAULT -9223372036854775808, -- Stats.LastModified
+	change_rate     REAL    NOT NULL DEFAULT 0,
+	weight          REAL    NOT NULL DEFAULT 0,
+	excluded        TEXT    NOT NULL DEFAULT '',
+	UNIQUE (source, url)
+);
+
+INSERT INTO pages_rowid (
+	source, url, original_url, first_seen, last_seen, last_fetched, next_check,
+	interval_ns, content_hash, etag, last_modified, sitemap_lastmod, missing_runs,
+	gone, visits, changes, failures, last_error, last_stage, last_failure, title,
+	canonical, alias_of, listed_in, last_changed, elapsed_ns, recent,
+	origin_modified, change_rate, weight, excluded)
+SELECT
+	source, url, original_url, first_seen, last_seen, last_fetched, next_check,
+	interval_ns, content_hash, etag, last_modified, sitemap_lastmod, missing_runs,
+	gone, visits, changes, failures, last_error, last_stage, last_failure, title,
+	canonical, alias_of, listed_in, last_changed, elapsed_ns, recent,
+	origin_modified, change_rate, weight, excluded
+FROM pages ORDER BY source, url;
+
+DROP TABLE pages;
+ALTER TABLE pages_rowid RENAME TO pages;
+
+-- As schemaV1 and schemaV2 defined them.
+CREATE INDEX pages_due ON pages (source, gone, next_check, url);
+CREATE INDEX pages_failing ON pages (source, failures DESC, url) WHERE failures > 0;
+CREATE INDEX pages_listed ON pages (source, listed_in);
+`
+
 // SchemaVersionError is returned by OpenSQLite for a database written by a
 // newer recrawl: its schema version is beyond the migrations this build
 // knows, and opening it could damage data the newer version relies on.
@@ -251,15 +328,31 @@ var ErrNotStateDB = errors.New("crawlstate: not a recrawl state database")
 // migrate brings the database at path up to the last of steps. Each step
 // runs in its own transaction, which re-reads the version first, so two
 // processes opening a new file at once apply every step exactly once.
+// Every step runs on one connection of db, which migrate leaves with
+// foreign keys enforced.
 //
 // A new file starts in rollback-journal mode until the first connection
 // switches it to WAL; meanwhile SQLite answers other connections
 // SQLITE_BUSY without waiting in their busy handler. A step that meets
 // this is retried every busyRetry until busyTimeout has been spent.
-func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, busyTimeout time.Duration, log *slog.Logger) error {
+func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, busyTimeout time.Duration, log *slog.Logger) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("crawlstate: migrate %s: %w", path, err)
+	}
+	defer func() {
+		// A step may have turned enforcement off; the connection stays in
+		// the pool and every write relies on it.
+		if _, e := conn.ExecContext(context.Background(), `PRAGMA foreign_keys = ON`); e != nil && err == nil {
+			err = fmt.Errorf("crawlstate: migrate %s: enforce foreign keys: %w", path, e)
+		}
+		if e := conn.Close(); e != nil && err == nil {
+			err = fmt.Errorf("crawlstate: migrate %s: %w", path, e)
+		}
+	}()
 	waited := time.Duration(0)
 	for {
-		done, err := migrateStep(ctx, db, path, steps, log)
+		done, err := migrateStep(ctx, conn, path, steps, log)
 		if isBusy(err) && waited < busyTimeout {
 			t := time.NewTimer(busyRetry)
 			select {
@@ -289,8 +382,28 @@ func isBusy(err error) bool {
 
 // migrateStep applies the step after the current version, if any, and
 // reports whether the schema was already up to date.
-func migrateStep(ctx context.Context, db *sql.DB, path string, steps []migration, log *slog.Logger) (done bool, err error) {
-	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
+//
+// A step marked foreignKeysOff runs with enforcement off, which SQLite
+// only lets a connection change outside a transaction: the version is read
+// first to set it, and read again in the transaction; should another
+// process have applied a step in between, and the mode not suit the next
+// one, the attempt is abandoned and the caller tries again. Before such a
+// step commits, PRAGMA foreign_key_check must find no violation.
+func migrateStep(ctx context.Context, conn *sql.Conn, path string, steps []migration, log *slog.Logger) (done bool, err error) {
+	var peek int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&peek); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: read schema version: %w", path, err)
+	}
+	fkOff := needsForeignKeysOff(steps, peek)
+	mode := "ON"
+	if fkOff {
+		mode = "OFF"
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = `+mode); err != nil {
+		return false, fmt.Errorf("crawlstate: migrate %s: set foreign_keys %s: %w", path, mode, err)
+	}
+
+	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
 	if err != nil {
 		return false, fmt.Errorf("crawlstate: migrate %s: begin: %w", path, err)
 	}
@@ -330,8 +443,18 @@ func migrateStep(ctx context.Context, db *sql.DB, path string, steps []migration
 	if step.version != version+1 {
 		return false, fmt.Errorf("crawlstate: migrate %s: step %d is numbered %d; migrations must be numbered 1, 2, 3... in order", path, version+1, step.version)
 	}
+	if step.foreignKeysOff != fkOff {
+		// Another process applied a step since the peek: start over
+		// with the mode this one needs.
+		return false, tx.Rollback()
+	}
 	if _, err := tx.ExecContext(ctx, step.sql); err != nil {
 		return false, fmt.Errorf("crawlstate: migrate %s to version %d (%s): %w", path, step.version, step.name, err)
+	}
+	if step.foreignKeysOff {
+		if err := foreignKeyCheck(ctx, tx); err != nil {
+			return false, fmt.Errorf("crawlstate: migrate %s to version %d (%s): %w", path, step.version, step.name, err)
+		}
 	}
 	// PRAGMA arguments cannot be bound parameters; both values are ints.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = %d`, applicationID, step.version)); err != nil {
@@ -342,4 +465,33 @@ func migrateStep(ctx context.Context, db *sql.DB, path string, steps []migration
 	}
 	log.Info("crawlstate: schema migrated", "path", path, "version", step.version, "step", step.name)
 	return false, nil
+}
+
+// needsForeignKeysOff reports whether the step after version runs with
+// foreign keys off.
+func needsForeignKeysOff(steps []migration, version int) bool {
+	return version >= 0 && version < len(steps) && steps[version].foreignKeysOff
+}
+
+// foreignKeyCheck returns an error naming the first row that violates a
+// foreign key (PRAGMA foreign_key_check), if any.
+func foreignKeyCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return fmt.Errorf("foreign key check: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return fmt.Errorf("foreign key check: %w", err)
+		}
+		return fmt.Errorf("foreign key check: row %d of %s has no parent row in %s", rowid.Int64, table, parent)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("foreign key check: %w", err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package crawlstate
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -269,4 +270,231 @@ func TestMarkAlertFailedKeepsAttemptTime(t *testing.T) {
 	var got int64
 	require.NoError(t, s.w.QueryRow(`SELECT last_attempt FROM alerts WHERE id = 'id'`).Scan(&got))
 	require.Equal(t, at.UnixNano(), got)
+}
+
+// dumpTables returns every row of the state tables as text, in key order,
+// read through db.
+func dumpTables(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	order := map[string]string{
+		"pages": "source, url", "links": "source, url", "chunks": "source, url, ordinal",
+		"documents": "source, url", "events": "id", "alerts": "id", "vectors": "model, text_hash",
+		"runs": "source, start", "lastmod_trust": "source", "run_locks": "source",
+	}
+	out := map[string][]string{}
+	for table, by := range order {
+		rows, err := db.Query(`SELECT * FROM ` + table + ` ORDER BY ` + by)
+		require.NoError(t, err)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			var b strings.Builder
+			for i, v := range vals {
+				fmt.Fprintf(&b, "%s=%T:%v ", cols[i], v, v)
+			}
+			out[table] = append(out[table], b.String())
+		}
+		require.NoError(t, errors.Join(rows.Err(), rows.Close()))
+	}
+	return out
+}
+
+// schemaOf returns the schema objects of the database at path, by name.
+func schemaOf(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query(`SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema`)
+	require.NoError(t, err)
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var typ, name, tbl, q string
+		require.NoError(t, rows.Scan(&typ, &name, &tbl, &q))
+		m[name] = typ + " on " + tbl + ": " + q
+	}
+	require.NoError(t, rows.Err())
+	return m
+}
+
+// fillVersion6 writes, through a store of the version-6 schema, rows of
+// every kind: two sources of pages (fetched, failing, gone, excluded,
+// with statistics), links, chunks, alerts, documents, events, vectors,
+// runs, lastmod trust and a run lock. It returns the URLs of source docs
+// that the old store finds due at dueAt, in queue order.
+func fillVersion6(t *testing.T, path string) (due []string) {
+	t.Helper()
+	old, err := openSQLite(path, migrations[:6])
+	require.NoError(t, err)
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, src := range []string{"docs", "blog"} {
+		ds := make([]Discovered, 300)
+		for i := range ds {
+			u := fmt.Sprintf("https://%s.ex.com/p/%03d", src, (i*37)%300)
+			ds[i] = Discovered{URL: u, OriginalURL: u + "/", LastMod: t0.Add(time.Duration(i) * time.Minute),
+				Via: fmt.Sprintf("https://%s.ex.com/sitemap-%d.xml", src, i%3)}
+		}
+		_, err := old.UpsertDiscovered(ctx, src, t0, ds)
+		require.NoError(t, err)
+		var rs []Result
+		for i := range 200 {
+			u := fmt.Sprintf("https://%s.ex.com/p/%03d", src, i)
+			at := t0.Add(time.Duration(i) * time.Second)
+			r := Result{URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("h%d", i), ETag: fmt.Sprintf(`"e%d"`, i),
+				Interval: time.Hour, NextCheck: at.Add(time.Duration(i) * time.Hour), Title: "T" + u,
+				Stats: &Stats{Elapsed: time.Hour, Recent: []Check{{Elapsed: time.Hour, Changed: i%2 == 0}}, ChangeRate: 0.5, Weight: 2}}
+			switch {
+			case i%10 == 0:
+				r = Result{URL: u, At: at, Gone: true}
+			case i%10 == 1:
+				r = Result{URL: u, At: at, Excluded: "image/png"}
+			case i%3 == 0:
+				r.Links = []string{u + "/a", u + "/b"}
+				r.ReplaceChunks = true
+				r.Chunks = []Chunk{{Ordinal: 0, TextHash: "c0" + u, Text: "zero"}, {Ordinal: 1, TextHash: "c1" + u, Text: "one", Start: 4, End: 7}}
+				r.Alert = &Alert{ID: "alert-" + u, Kind: "changed", CreatedAt: at, Payload: []byte("{}")}
+				r.Events = []StageEvent{{At: at, Stage: "fetch", Attempt: 1, OK: true}}
+			}
+			rs = append(rs, r)
+		}
+		require.NoError(t, old.Record(ctx, src, rs))
+		for i := 200; i < 220; i++ {
+			require.NoError(t, old.RecordFailure(ctx, src, Failure{URL: fmt.Sprintf("https://%s.ex.com/p/%03d", src, i),
+				At: t0, Stage: "fetch", Err: "503"}))
+		}
+		require.NoError(t, old.PutDocument(ctx, src, Document{URL: fmt.Sprintf("https://%s.ex.com/sitemap-0.xml", src),
+			ETag: `"s"`, Entries: 100, FetchedAt: t0}))
+		require.NoError(t, old.RecordRun(ctx, src, t0))
+		require.NoError(t, old.AddLastModTrust(ctx, src, LastModCounts{MovedChanged: 3, StillSame: 5}, 1))
+	}
+	require.NoError(t, old.PutVectors(ctx, "m", map[string][]float32{"c0": {1, 2, 3}}))
+	require.NoError(t, old.Lock(ctx, "docs", "run-1", t0, time.Hour))
+	rows, err := old.Due(ctx, "docs", dueAt, Key{}, 1000)
+	require.NoError(t, err)
+	for _, r := range rows {
+		due = append(due, r.URL)
+	}
+	require.NoError(t, old.Close())
+	require.Equal(t, 6, pragma(t, rawDB(t, path), "user_version"))
+	return due
+}
+
+// dueAt is when fillVersion6 reads the due queue: some fetched rows are
+// due, some not.
+var dueAt = time.Date(2026, 3, 1, 50, 0, 0, 0, time.UTC)
+
+// A version-6 database, whose pages table is WITHOUT ROWID, upgrades to a
+// rowid pages table: every row of every table survives as it was, the
+// links and chunks keep their parent rows (and lose them with it), and the
+// schema is that of a new database.
+func TestMigrateRowidPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	dueBefore := fillVersion6(t, path)
+	before := dumpTables(t, rawDB(t, path))
+	require.Len(t, before["pages"], 600)
+	require.NotEmpty(t, before["links"])
+	require.NotEmpty(t, before["chunks"])
+	require.NotEmpty(t, before["alerts"])
+	require.NotEmpty(t, before["events"])
+	require.Len(t, before["documents"], 2)
+	require.Contains(t, schemaOf(t, rawDB(t, path))["pages"], "WITHOUT ROWID")
+
+	var logs strings.Builder
+	s, err := OpenSQLite(path, WithLogger(newTextLogger(&logs)))
+	require.NoError(t, err)
+	defer s.Close()
+	require.Contains(t, logs.String(), "pages as a rowid table")
+	require.Equal(t, len(migrations), pragma(t, rawDB(t, path), "user_version"))
+	require.Equal(t, before, dumpTables(t, s.w), "every row of every table, unchanged")
+	require.NotContains(t, schemaOf(t, s.w)["pages"], "WITHOUT ROWID")
+	var pagesIndexes int
+	require.NoError(t, s.w.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'pages'`).Scan(&pagesIndexes))
+	require.Equal(t, 4, pagesIndexes, "the unique key, pages_due, pages_failing, pages_listed")
+	var ordered int
+	require.NoError(t, s.w.QueryRow(`SELECT count(*) FROM pages AS a JOIN pages AS b ON b.rowid = a.rowid + 1
+		WHERE (b.source, b.url) < (a.source, a.url)`).Scan(&ordered))
+	require.Zero(t, ordered, "the rows were copied in key order")
+	require.Equal(t, 1, pragma(t, s.w, "foreign_keys"), "the writer enforces foreign keys again")
+	rows, err := s.w.Query(`PRAGMA foreign_key_check`)
+	require.NoError(t, err)
+	require.False(t, rows.Next(), "no row lost its parent")
+	require.NoError(t, errors.Join(rows.Err(), rows.Close()))
+
+	// The store reads the moved rows through its indexes.
+	ctx := t.Context()
+	const u = "https://docs.ex.com/p/003" // fetched with links, chunks and an alert
+	links, err := s.Links(ctx, "docs", u)
+	require.NoError(t, err)
+	require.Equal(t, []string{u + "/a", u + "/b"}, links)
+	chunks, err := s.Chunks(ctx, "docs", u)
+	require.NoError(t, err)
+	require.Len(t, chunks, 2)
+	dead, err := s.DeadLetters(ctx, "docs", 1)
+	require.NoError(t, err)
+	require.Len(t, dead, 20)
+	due, err := s.Due(ctx, "docs", dueAt, Key{}, 1000)
+	require.NoError(t, err)
+	var dueAfter []string
+	for _, r := range due {
+		dueAfter = append(dueAfter, r.URL)
+	}
+	require.Greater(t, len(dueBefore), 100, "rows never fetched and fetched rows")
+	require.Less(t, len(dueBefore), 300)
+	require.Equal(t, dueBefore, dueAfter, "the same queue in the same order")
+	n, err := s.TouchListed(ctx, "docs", "https://docs.ex.com/sitemap-0.xml", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Equal(t, 100, n)
+
+	// Deleting a row still deletes its links and chunks, and only those;
+	// a link without its row is refused.
+	var otherLinks, otherChunks int
+	require.NoError(t, s.w.QueryRow(`SELECT (SELECT count(*) FROM links), (SELECT count(*) FROM chunks)`).Scan(&otherLinks, &otherChunks))
+	_, err = s.w.Exec(`DELETE FROM pages WHERE source = 'docs' AND url = ?`, u)
+	require.NoError(t, err)
+	_, err = s.Links(ctx, "docs", u)
+	require.ErrorIs(t, err, ErrNotFound)
+	var linksLeft, chunksLeft int
+	require.NoError(t, s.w.QueryRow(`SELECT (SELECT count(*) FROM links), (SELECT count(*) FROM chunks)`).Scan(&linksLeft, &chunksLeft))
+	require.Equal(t, otherLinks-1, linksLeft)
+	require.Equal(t, otherChunks-2, chunksLeft)
+	_, err = s.w.Exec(`INSERT INTO links (source, url, links) VALUES ('docs', ?, x'00')`, u)
+	require.ErrorContains(t, err, "FOREIGN KEY")
+
+	// A new database has the same schema.
+	fresh, err := OpenSQLite(filepath.Join(t.TempDir(), "fresh.db"))
+	require.NoError(t, err)
+	defer fresh.Close()
+	require.Equal(t, schemaOf(t, fresh.w), schemaOf(t, s.w))
+}
+
+// A rebuild that would leave a row without its parent fails its foreign
+// key check: the database stays at version 6, as it was, and opens again
+// once the row is gone.
+func TestMigrateRowidPagesFailsOnOrphans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	fillVersion6(t, path)
+	db := rawDB(t, path) // foreign keys off: the orphan goes in
+	_, err := db.Exec(`INSERT INTO links (source, url, links) VALUES ('docs', 'https://docs.ex.com/none', x'00')`)
+	require.NoError(t, err)
+	before := dumpTables(t, db)
+	schema := schemaOf(t, db)
+
+	_, err = OpenSQLite(path)
+	require.ErrorContains(t, err, "version 7 (pages as a rowid table)")
+	require.ErrorContains(t, err, "has no parent row in pages")
+	require.Equal(t, 6, pragma(t, db, "user_version"))
+	require.Equal(t, schema, schemaOf(t, db), "the rebuild was rolled back as a whole")
+	require.Equal(t, before, dumpTables(t, db))
+
+	_, err = db.Exec(`DELETE FROM links WHERE url = 'https://docs.ex.com/none'`)
+	require.NoError(t, err)
+	s, err := OpenSQLite(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Equal(t, len(migrations), pragma(t, db, "user_version"))
 }
