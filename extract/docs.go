@@ -117,10 +117,13 @@ func contains(root, n *html.Node) bool {
 	return false
 }
 
+// headingEscapes backslash-escapes what would make a title read as
+// Markdown other than heading text.
+var headingEscapes = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, "`", "\\`", "#", `\#`)
+
 // escapeHeading keeps a title from reading as Markdown other than heading text.
 func escapeHeading(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, "`", "\\`", "#", `\#`)
-	return r.Replace(s)
+	return headingEscapes.Replace(s)
 }
 
 // cleanContainer removes from c what a reader of the page does not see as
