@@ -167,6 +167,11 @@ type index struct {
 	plan   schedule.RunPlan
 	starts []time.Time // the latest run starts, oldest first
 	inputs []schedule.PlanInput
+	// cache holds each page's PlanInput by page id, valid while the page's
+	// LastFetched is the one it was made at (a page's statistics change
+	// only when it is fetched): planning a run then estimates only the
+	// pages fetched since the previous run.
+	cache  []cachedInput
 	own    bool // the policy sets its own budget: ignore the simulator's
 	oracle bool // rank and plan with the pages' true change rates
 	free   bool // not capped by the simulator's budget (Uncapped)
@@ -264,13 +269,34 @@ func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
 	}
 	x.inputs = x.inputs[:0]
 	for _, k := range pages {
-		in := schedule.Optimal{}.Input(x.page(k))
-		if x.oracle && !k.Page().LastFetched.IsZero() {
-			in.ChangeRate, in.Observed = k.TrueRate(), k.TrueRate()
-		}
-		x.inputs = append(x.inputs, in)
+		x.inputs = append(x.inputs, x.input(k))
 	}
 	x.plan = x.p.PlanRun(run, x.inputs)
+}
+
+// cachedInput is a page's PlanInput and whether it is set.
+type cachedInput struct {
+	in schedule.PlanInput
+	ok bool
+}
+
+// input is the PlanInput of k, from the cache when the page was not
+// fetched since it was made.
+func (x *index) input(k Known) schedule.PlanInput {
+	id := k.p.id
+	if id >= len(x.cache) {
+		x.cache = append(x.cache, make([]cachedInput, id+1-len(x.cache))...)
+	}
+	c := &x.cache[id]
+	if c.ok && c.in.LastFetched.Equal(k.Page().LastFetched) {
+		return c.in
+	}
+	in := schedule.Optimal{}.Input(x.page(k))
+	if x.oracle && !k.Page().LastFetched.IsZero() {
+		in.ChangeRate, in.Observed = k.TrueRate(), k.TrueRate()
+	}
+	*c = cachedInput{in: in, ok: true}
+	return in
 }
 
 // Limit is the run's fetch limit from the plan (0: none).
