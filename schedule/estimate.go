@@ -19,19 +19,7 @@ import (
 //   - the prior, ln 2 / DefaultPriorInterval, for a page without checks.
 func Estimate(p Page) Rate {
 	if len(p.Recent) > 0 {
-		n, x, total := 0, 0, time.Duration(0)
-		for _, c := range p.Recent {
-			if c.Modified <= 0 || c.Elapsed <= 0 {
-				n = -1
-				break
-			}
-			n++
-			if c.Changed {
-				x++
-			}
-			total += c.Modified
-		}
-		if n >= DefaultLastModifiedChecks && x > 0 {
+		if n, x, total, ok := lastModifiedChecks(p.Recent); ok {
 			return EstimateLastModified(n, x, total, DefaultLimits)
 		}
 		return EstimateIrregularWeighted(p.Recent, DefaultLimits, DefaultPriorWeight)
@@ -41,6 +29,32 @@ func Estimate(p Page) Rate {
 		return EstimateRegular(n, p.Changes, p.Elapsed/time.Duration(n), DefaultLimits)
 	}
 	return EstimateIrregular(nil, DefaultLimits)
+}
+
+// lastModifiedChecks returns the counts of the Last-Modified estimator
+// over checks (n checks, x of them changes, total the sum of their
+// Modified terms) and whether Estimate uses it: every check had a
+// consistent Last-Modified, there are at least DefaultLastModifiedChecks
+// of them and at least one found a change.
+func lastModifiedChecks(checks []Check) (n, x int, total time.Duration, ok bool) {
+	for _, c := range checks {
+		if c.Modified <= 0 || c.Elapsed <= 0 {
+			return 0, 0, 0, false
+		}
+		n++
+		if c.Changed {
+			x++
+		}
+		total += c.Modified
+	}
+	return n, x, total, n >= DefaultLastModifiedChecks && x > 0
+}
+
+// usesLastModified reports whether Estimate estimates from checks with
+// the Last-Modified estimator.
+func usesLastModified(checks []Check) bool {
+	_, _, _, ok := lastModifiedChecks(checks)
+	return ok
 }
 
 // EstimateRegular is Cho and Garcia-Molina's estimator for checks at a
@@ -110,7 +124,8 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 // maximum-likelihood estimate of EstimateIrregular without the smoothing
 // pseudo-checks (DefaultLimits.Min when no check found a change), or
 // Estimate(p) when that is lower (every check found a change; a page
-// without checks). The prior keeps a page's own estimate from being abandoned on
+// without checks) or comes from the Last-Modified estimator (which has no
+// prior; the lower of two noisy estimates would be biased low). The prior keeps a page's own estimate from being abandoned on
 // little evidence, but it pulls the estimate of a page that never changes
 // up to about one change per observed time; what the baseline spends on a
 // page follows what its checks found, so BaselineRate is computed from
@@ -119,7 +134,7 @@ func EstimateObserved(p Page) Rate { return observedWith(p, Estimate(p)) }
 
 // observedWith is EstimateObserved given est, Estimate(p).
 func observedWith(p Page, est Rate) Rate {
-	if len(p.Recent) == 0 {
+	if len(p.Recent) == 0 || usesLastModified(p.Recent) {
 		return est
 	}
 	// Every check found a change: the likelihood has no maximum, and the

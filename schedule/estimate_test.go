@@ -250,3 +250,34 @@ func TestRateConversions(t *testing.T) {
 	require.Equal(t, time.Duration(math.MaxInt64), schedule.Rate(1e-300).Interval())
 	require.Equal(t, time.Duration(1), schedule.Rate(1e300).Interval())
 }
+
+// The observed rate of a page estimated from its Last-Modified is that
+// estimate: it has no prior to undo, and the lower of it and the interval
+// estimate would underestimate the page (the minimum of two noisy
+// estimates is biased low). Without a usable Last-Modified the observed
+// rate is the interval estimate without its prior, when that is lower.
+func TestEstimateObservedKeepsTheLastModifiedEstimate(t *testing.T) {
+	day := schedule.Day
+	var lm []schedule.Check
+	for i := range 8 {
+		c := schedule.Check{Elapsed: day, Modified: day}
+		if i%2 == 0 {
+			c.Changed, c.Modified = true, 15*time.Minute // changed just before the fetch
+		}
+		lm = append(lm, c)
+	}
+	p := schedule.Page{Recent: lm}
+	est := schedule.Estimate(p)
+	plain := schedule.EstimateIrregularWeighted(lm, schedule.DefaultLimits, 0)
+	require.Greater(t, float64(est), float64(plain), "the Last-Modified estimate is the higher here")
+	require.Equal(t, est, schedule.EstimateObserved(p))
+	require.Equal(t, est, schedule.Optimal{}.Input(schedule.Page{Recent: lm, ChangeRate: est}).Observed)
+
+	noLM := make([]schedule.Check, 8)
+	for i := range noLM {
+		noLM[i] = schedule.Check{Elapsed: day, Changed: i < 2}
+	}
+	q := schedule.Page{Recent: noLM}
+	require.Equal(t, schedule.EstimateIrregularWeighted(noLM, schedule.DefaultLimits, 0), schedule.EstimateObserved(q))
+	require.Less(t, float64(schedule.EstimateObserved(q)), float64(schedule.Estimate(q)))
+}
