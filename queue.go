@@ -1,7 +1,6 @@
 package recrawl
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -217,7 +216,7 @@ func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bo
 // evidence of a change and the last are owed a retry; the second take the
 // place of ranked rows. Only limit rows are held in memory at a time.
 func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(crawlstate.Row) bool) error {
-	best := &gainHeap{}
+	var best gainHeap
 	stop := false
 	room := limit // what the plan's limit leaves for the ranked rows
 	err := r.eachDue(ctx, func(row crawlstate.Row) bool {
@@ -240,13 +239,11 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 			return true
 		}
 		switch {
-		case best.Len() < room:
-			heap.Push(best, gainRow{row, g})
-		case room > 0 && stronger(gainRow{row, g}, (*best)[0]):
+		case best.len() < room:
+			best.push(row, g)
+		case room > 0 && stronger(gainEntry{gain: g, url: row.URL}, best.entries[0]):
 			// The weakest row kept so far is left out.
-			r.skipDue((*best)[0].row, SkipBudget)
-			(*best)[0] = gainRow{row, g}
-			heap.Fix(best, 0)
+			r.skipDue(best.replaceWeakest(row, g), SkipBudget)
 		default:
 			r.skipDue(row, SkipBudget)
 		}
@@ -258,12 +255,12 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 	if ctx.Err() != nil {
 		return nil
 	}
-	picked := make([]gainRow, best.Len())
+	picked := make([]int32, best.len())
 	for i := len(picked) - 1; i >= 0; i-- {
-		picked[i] = heap.Pop(best).(gainRow)
+		picked[i] = best.pop()
 	}
-	for _, p := range picked {
-		if !dispatch(p.row) {
+	for _, i := range picked {
+		if !dispatch(best.rows[i]) {
 			return nil
 		}
 	}
@@ -276,38 +273,100 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 	return nil
 }
 
-type gainRow struct {
-	row  crawlstate.Row
+// gainEntry is a ranked row in a gainHeap: its gain, its URL (the tie
+// break) and where the heap keeps the row.
+type gainEntry struct {
 	gain float64
+	url  string
+	row  int32 // index in gainHeap.rows
 }
 
 // stronger reports whether a ranks above b: a higher gain, or the same
 // gain and the smaller URL, so which rows a budget keeps does not depend
 // on the order the due queue lists rows of equal gain in.
-func stronger(a, b gainRow) bool {
+func stronger(a, b gainEntry) bool {
 	if a.gain != b.gain {
 		return a.gain > b.gain
 	}
-	return a.row.URL < b.row.URL
+	return a.url < b.url
 }
 
-// gainHeap is a min-heap on gain: the root is the weakest row kept.
-type gainHeap []gainRow
-
-func (h gainHeap) Len() int { return len(h) }
-func (h gainHeap) Less(i, j int) bool {
-	if h[i].gain != h[j].gain {
-		return h[i].gain < h[j].gain
+// weaker is the heap order: the root is the weakest row kept.
+func weaker(a, b gainEntry) bool {
+	if a.gain != b.gain {
+		return a.gain < b.gain
 	}
-	return h[i].row.URL > h[j].row.URL
+	return a.url > b.url
 }
-func (h gainHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *gainHeap) Push(x any)   { *h = append(*h, x.(gainRow)) }
-func (h *gainHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// gainHeap is a min-heap on gain of the rows a budget keeps. The heap
+// moves small entries; each row stays where it was stored (a row is a few
+// hundred bytes), and a row left out gives its place to the one that
+// replaces it.
+type gainHeap struct {
+	entries []gainEntry
+	rows    []crawlstate.Row
+}
+
+func (h *gainHeap) len() int { return len(h.entries) }
+
+// push keeps row with gain g.
+func (h *gainHeap) push(row crawlstate.Row, g float64) {
+	h.rows = append(h.rows, row)
+	h.entries = append(h.entries, gainEntry{gain: g, url: row.URL, row: int32(len(h.rows) - 1)})
+	h.up(len(h.entries) - 1)
+}
+
+// replaceWeakest keeps row with gain g in place of the weakest row, which
+// it returns.
+func (h *gainHeap) replaceWeakest(row crawlstate.Row, g float64) crawlstate.Row {
+	i := h.entries[0].row
+	out := h.rows[i]
+	h.rows[i] = row
+	h.entries[0] = gainEntry{gain: g, url: row.URL, row: i}
+	h.down(0)
+	return out
+}
+
+// pop removes the weakest entry and returns where its row is kept.
+func (h *gainHeap) pop() int32 {
+	n := len(h.entries) - 1
+	top := h.entries[0]
+	h.entries[0] = h.entries[n]
+	h.entries = h.entries[:n]
+	if n > 0 {
+		h.down(0)
+	}
+	return top.row
+}
+
+func (h *gainHeap) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if i == j || !weaker(h.entries[j], h.entries[i]) {
+			break
+		}
+		h.entries[i], h.entries[j] = h.entries[j], h.entries[i]
+		j = i
+	}
+}
+
+func (h *gainHeap) down(i int) {
+	n := len(h.entries)
+	for {
+		j := 2*i + 1
+		if j >= n || j < 0 {
+			break
+		}
+		if k := j + 1; k < n && weaker(h.entries[k], h.entries[j]) {
+			j = k
+		}
+		if !weaker(h.entries[j], h.entries[i]) {
+			break
+		}
+		h.entries[i], h.entries[j] = h.entries[j], h.entries[i]
+		i = j
+	}
 }
 
 // fetchBatch sends rows without validators to the batch fetcher and
