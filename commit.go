@@ -13,20 +13,36 @@ import (
 // maxBodyBatch those of them with a body (links, chunks, alerts: more
 // memory held until the write). A large batch of 304s dirties fewer
 // database pages per row: rows share their B-tree leaves, so the WAL
-// written at COMMIT, and checkpointed later, shrinks.
+// written at COMMIT, and checkpointed later, shrinks. Against a state of
+// 2,000 rows, SQLite's CPU time per 304 (row update, event row, commit)
+// is about 29 µs in transactions of 500, 23 µs in transactions of 1,000
+// and 20 µs in one of 2,000.
 const (
-	maxCommitBatch = 1024
+	maxCommitBatch = 4096
 	maxBodyBatch   = 256
 )
 
-// commitLinger is how long a batch nobody waits for (304s, pages without
-// alerts) may wait for more results before it is written: one transaction
-// per maxCommitBatch results or per commitLinger, whichever comes first.
-// Lingering costs no throughput (workers block only on a full queue, and
-// a full queue is a full batch) and no durability (a result is counted
-// only once committed; one not yet committed stays due); the end of a
-// run's queue (flush) and a cancelled run write at once.
-const commitLinger = 20 * time.Millisecond
+// commitQueue is how many results wait for the committer while it
+// writes a transaction: enough that the workers rarely wait for a large
+// batch of 304s to be written.
+const commitQueue = 1024
+
+// commitLinger is how long a batch nobody waits for (pages without
+// alerts) may wait for more results before it is written, and
+// notModifiedLinger how long one of 304s alone may: one transaction per
+// maxCommitBatch results or per linger, whichever comes first. Lingering
+// costs no throughput (workers block only on a full queue, and the
+// committer empties the queue while it lingers) and no durability (a
+// result is counted only once committed; one not yet committed stays
+// due); the end of a run's queue (flush) and a cancelled run write at
+// once. A quarter of a second holds the 304s of a 2,000-page run over 8
+// connections to a fast site in one transaction: for a 304 the batch
+// size, not the wait, is what its write costs. A page with a body, whose
+// outcome is worth more sooner, waits the shorter linger.
+const (
+	commitLinger      = 20 * time.Millisecond
+	notModifiedLinger = 250 * time.Millisecond
+)
 
 // committer is a run's state-write stage. Workers hand it page results
 // with their stage events (submit); it writes them with group commit: one
@@ -59,7 +75,7 @@ type commitReq struct {
 }
 
 func newCommitter(ctx context.Context, r *run) *committer {
-	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, maxBodyBatch), nudge: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &committer{r: r, ctx: ctx, in: make(chan commitReq, commitQueue), nudge: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
@@ -102,33 +118,51 @@ func (c *committer) close() {
 
 func (c *committer) loop() {
 	defer close(c.stopped)
-	batch := make([]commitReq, 0, maxCommitBatch)
-	results := make([]crawlstate.Result, 0, maxCommitBatch)
+	// The batch, grown to the largest of the run: the results to write
+	// and their callbacks, side by side.
+	var results []crawlstate.Result
+	var afters []func(error)
 	linger := time.NewTimer(commitLinger)
 	linger.Stop()
 	for req := range c.in {
-		batch = append(batch[:0], req)
+		results, afters = append(results[:0], req.res), append(afters[:0], req.after)
 		waited := req.waited
 		bodies := heavy(req)
-		lingering := false
+		add := func(more commitReq) {
+			results, afters = append(results, more.res), append(afters, more.after)
+			waited = waited || more.waited
+			bodies += heavy(more)
+		}
+		lingering, short := false, false
+		var since time.Time // when the batch began to linger
 	fill:
-		for len(batch) < maxCommitBatch && bodies < maxBodyBatch {
+		for len(results) < maxCommitBatch && bodies < maxBodyBatch {
 			select {
 			case more, ok := <-c.in:
 				if !ok {
 					break fill
 				}
-				batch = append(batch, more)
-				waited = waited || more.waited
-				bodies += heavy(more)
+				add(more)
 				continue
 			default:
 			}
 			if waited || c.ctx.Err() != nil || c.drain.Load() > 0 {
 				break
 			}
-			if !lingering {
-				linger.Reset(commitLinger)
+			if !lingering || (!short && bodies > 0) {
+				// A batch of 304s lingers longer; its first page with a
+				// body brings the write forward.
+				wait := notModifiedLinger
+				if short = bodies > 0; short {
+					wait = commitLinger
+				}
+				if lingering {
+					linger.Stop()
+					wait = max(commitLinger-time.Since(since), 0)
+				} else {
+					since = time.Now()
+				}
+				linger.Reset(wait)
 				lingering = true
 			}
 			select {
@@ -136,9 +170,7 @@ func (c *committer) loop() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, more)
-				waited = waited || more.waited
-				bodies += heavy(more)
+				add(more)
 			case <-linger.C:
 				lingering = false
 				break fill
@@ -151,17 +183,13 @@ func (c *committer) loop() {
 		if lingering {
 			linger.Stop()
 		}
-		results = results[:0]
-		for _, b := range batch {
-			results = append(results, b.res)
-		}
 		errs := c.write(results)
-		for i, b := range batch {
-			b.after(errs[i])
+		for i, after := range afters {
+			after(errs[i])
 			c.pending.Done()
 		}
-		clear(batch) // drop the references to the pages
-		clear(results)
+		clear(results) // drop the references to the pages
+		clear(afters)
 	}
 }
 
