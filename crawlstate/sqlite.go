@@ -536,9 +536,9 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 			return fmt.Errorf("crawlstate: %s: %w", op, err)
 		}
 		if fresh {
-			// Into an empty table, the due and listing indexes are built
-			// once after the insert (one sort) instead of row by row; the
-			// transaction makes the rebuild atomic.
+			// Into a table of fewer rows, the due and listing indexes are
+			// built once after the insert (one sort) instead of row by
+			// row; the transaction makes the rebuild atomic.
 			rebuild, err := dropForBulk(ctx, tx, len(urls))
 			if err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
@@ -602,6 +602,14 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
 		}
 
+		// Many new rows into a table of few: the due and listing indexes
+		// are built again after the merge (see dropForBulk).
+		var rebuild []string
+		if st.New > 0 {
+			if rebuild, err = dropForBulk(ctx, tx, st.New); err != nil {
+				return fmt.Errorf("crawlstate: %s: %w", op, err)
+			}
+		}
 		// A statement with nothing to do is skipped: each would still
 		// scan the whole scratch table.
 		todo := map[string]bool{
@@ -616,6 +624,11 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 				return fmt.Errorf("crawlstate: %s: %s: %w", op, m.name, err)
 			}
 		}
+		for _, q := range rebuild {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("crawlstate: %s: rebuild index: %w", op, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM discovered_raw; DELETE FROM discovered`); err != nil {
 			return fmt.Errorf("crawlstate: %s: clear scratch tables: %w", op, err)
 		}
@@ -627,23 +640,29 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 	return st, nil
 }
 
-// bulkIndexRows is the batch size from which a first listing into an
-// empty table builds the due and listing indexes after the insert.
+// bulkIndexRows is the number of new rows from which a batch that at
+// least doubles the pages table builds the due and listing indexes after
+// the insert.
 const bulkIndexRows = 10_000
 
-// dropForBulk drops the indexes pages_due and pages_listed when the
-// pages table is empty and n rows are about to be inserted (at least
-// bulkIndexRows), and returns the statements that create them again, as
-// the schema holds them.
+// dropForBulk drops the indexes pages_due and pages_listed when n new
+// rows (at least bulkIndexRows) are about to be inserted into a pages
+// table that holds no more than n rows, and returns the statements that
+// create them again, as the schema holds them. Building an index costs a
+// sort of all the table's rows; inserting into it, a descent of the
+// B-tree for each new row, which in a populated index (a site that grew
+// tenfold) costs more than the sort.
 func dropForBulk(ctx context.Context, tx *sql.Tx, n int) ([]string, error) {
 	if n < bulkIndexRows {
 		return nil, nil
 	}
-	var empty bool
-	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pages)`).Scan(&empty); err != nil {
+	// The largest rowid is the number of rows or more (more if some were
+	// deleted): one step down the table's B-tree, not a count.
+	var stored int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM pages`).Scan(&stored); err != nil {
 		return nil, err
 	}
-	if !empty {
+	if stored > int64(n) {
 		return nil, nil
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT name, sql FROM sqlite_schema

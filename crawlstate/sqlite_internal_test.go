@@ -295,8 +295,8 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, n/7, touched) // i%7 == 3 for i < n (n is a multiple of 7)
 
-	// A second source goes through the row-by-row path: the table is
-	// not empty.
+	// A second source goes through the row-by-row path: the table holds
+	// more rows than the batch.
 	st, err = s.UpsertDiscovered(ctx, "blog", t0, ds[:bulkIndexRows])
 	require.NoError(t, err)
 	require.Equal(t, UpsertStats{New: bulkIndexRows}, st)
@@ -319,4 +319,101 @@ func TestReadersMapTheFile(t *testing.T) {
 	var n int64
 	require.NoError(t, s.w.QueryRowContext(t.Context(), `PRAGMA mmap_size`).Scan(&n))
 	require.Zero(t, n)
+}
+
+// A listing whose new URLs outnumber the rows of the table (a site that
+// grew tenfold) builds pages_due and pages_listed after the merge, and
+// ends exactly as the row-by-row merge into a larger table: the same
+// counts, rows, queue and listings, the schema as it began.
+func TestGrowingListingRebuildsIndexes(t *testing.T) {
+	ctx := t.Context()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	const old, grown = 1000, bulkIndexRows + 2000
+	listing := func(n int, suffix string, lastmod time.Time) []Discovered {
+		ds := make([]Discovered, n)
+		for i := range ds {
+			k := (i * 7919) % n
+			ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d%s", k, suffix), OriginalURL: "o" + suffix,
+				LastMod: lastmod.Add(time.Duration(k) * time.Second), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", k%5)}
+		}
+		return ds
+	}
+	run := func(t *testing.T, pad int) (*SQLite, UpsertStats) {
+		s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		if pad > 0 { // another source makes the table larger than the batch
+			_, err := s.UpsertDiscovered(ctx, "pad", t0, listing(pad, "", t0))
+			require.NoError(t, err)
+		}
+		before := listing(old, "", t0)
+		_, err = s.UpsertDiscovered(ctx, "docs", t0, before)
+		require.NoError(t, err)
+		var rs []Result
+		for i, d := range before[:300] {
+			rs = append(rs, Result{URL: d.URL, At: t0, Changed: true, ContentHash: "h", NextCheck: t0.Add(time.Duration(i+1) * time.Hour)})
+		}
+		require.NoError(t, s.Record(ctx, "docs", rs))
+		require.NoError(t, s.RecordFailure(ctx, "docs", Failure{URL: before[5].URL, At: t0, Stage: "fetch", Err: "503"}))
+		require.NoError(t, s.Record(ctx, "docs", []Result{{URL: before[7].URL, At: t0, Gone: true}}))
+
+		// The old URLs again (a tenth with a moved lastmod, one from
+		// another sitemap), then many new ones between them.
+		again := listing(old, "", t0)
+		for i := range again {
+			if i%10 == 0 {
+				again[i].LastMod = again[i].LastMod.Add(time.Minute)
+			}
+		}
+		again[3].Via = "https://ex.com/sitemap-moved.xml"
+		batch := append(listing(grown, "/more", t0), again...)
+		st, err := s.UpsertDiscovered(ctx, "docs", t0.Add(time.Minute), batch)
+		require.NoError(t, err)
+		return s, st
+	}
+	rebuilt, st := run(t, 0)
+	rowByRow, want := run(t, 3*grown)
+	require.Equal(t, want, st)
+	require.Equal(t, grown, st.New)
+	require.Equal(t, old, st.Seen)
+	require.Equal(t, schemaOf(t, rowByRow.w), schemaOf(t, rebuilt.w), "the indexes are back, as the schema defined them")
+
+	dump := func(s *SQLite) []string {
+		rows, err := s.w.Query(`SELECT * FROM pages WHERE source = 'docs' ORDER BY url`)
+		require.NoError(t, err)
+		defer rows.Close()
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		var out []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			out = append(out, fmt.Sprint(vals...))
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	require.Equal(t, dump(rowByRow), dump(rebuilt), "the same rows")
+	for _, now := range []time.Time{t0, t0.Add(100 * time.Hour), t0.Add(1000 * time.Hour)} {
+		a, err := rebuilt.Due(ctx, "docs", now, Key{}, 3*grown)
+		require.NoError(t, err)
+		b, err := rowByRow.Due(ctx, "docs", now, Key{}, 3*grown)
+		require.NoError(t, err)
+		require.Equal(t, b, a, "the same queue at %v", now)
+	}
+	for _, via := range []string{"https://ex.com/sitemap-2.xml", "https://ex.com/sitemap-moved.xml"} {
+		a, err := rebuilt.TouchListed(ctx, "docs", via, t0.Add(time.Hour))
+		require.NoError(t, err)
+		b, err := rowByRow.TouchListed(ctx, "docs", via, t0.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, b, a, via)
+		require.Positive(t, a, via)
+	}
+	dead, err := rebuilt.DeadLetters(ctx, "docs", 1)
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
 }
