@@ -20,6 +20,11 @@ const discoverBatch = 5000
 type discovery struct {
 	err       error // a *DiscoveryError: the listing was incomplete
 	unchanged bool  // authoritative trust: the sitemap did not change, skip the due queue
+	// kept: discovery changed no row but to mark it seen, and every live
+	// row was seen (the listing answered 304 and nothing is missing), so
+	// rows read before it are as stored once LastSeen and MissingRuns are
+	// set to the run's start and zero.
+	kept bool
 }
 
 // discover lists the source's URLs, normalizes and dedupes them, upserts
@@ -96,6 +101,18 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		return discovery{}, fmt.Errorf("recrawl: marking missing URLs: %w", err)
 	}
 	r.rep.Missing = n
+	d.mu.Lock()
+	upserts := d.upserts
+	d.mu.Unlock()
+	r.mu.Lock()
+	crawled := len(r.handled)
+	r.mu.Unlock()
+	if out.kept = n == 0 && upserts == 0 && crawled == 0; out.kept {
+		seen := r.start.Round(0).UTC() // as the state stores and reads it back
+		for i := range r.handOn {
+			r.handOn[i].LastSeen, r.handOn[i].MissingRuns = seen, 0
+		}
+	}
 	if e.cfg.SitemapTrust == TrustAuthoritative && entry != "" && hadBefore {
 		after, ok, err := env.Documents.Document(ctx, entry)
 		if err != nil {
@@ -142,6 +159,7 @@ type discoverer struct {
 	stateErr  error
 	untouched map[string]bool // documents reported unchanged
 	changed   int             // rows inserted, bumped or revived
+	upserts   int             // UpsertDiscovered calls
 	prepared  map[[2]uint64]bool
 }
 
@@ -211,6 +229,7 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 	if len(d.batch) == 0 {
 		return d.storeDocsLocked(ctx)
 	}
+	d.upserts++
 	st, err := r.e.cfg.State.UpsertDiscovered(ctx, r.source, r.start, d.batch)
 	if err != nil {
 		d.stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)

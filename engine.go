@@ -35,6 +35,14 @@ type Engine struct {
 
 	observerMu sync.Mutex // serializes Observer calls across runs
 
+	// rereadMu guards reread: the sources whose last run's discovery
+	// changed rows, so that the rows planning read could not be handed on
+	// to the due walk. Their next run plans over the planning columns
+	// alone and reads the due queue, as a source whose listing changes
+	// every run must.
+	rereadMu sync.Mutex
+	reread   map[string]bool
+
 	// mu guards the start of runs against Shutdown, as http.Server does:
 	// a run is added to runs only under mu and only while not closing, so
 	// runs.Add never races with runs.Wait.
@@ -258,6 +266,11 @@ type run struct {
 	direct    int                // requests sent by fetchers that bypass the engine's transport
 
 	commits *committer // the state-write stage
+
+	// handOn holds the rows due at the start that planning read whole
+	// (see Engine.planRun), for the due walk to take instead of reading
+	// them again; nil when the walk reads the due queue.
+	handOn []crawlstate.Row
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,
@@ -315,7 +328,11 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
-	sched, err := e.plan(ctx, r.source, r.start)
+	var handOn *[]crawlstate.Row
+	if !e.rereads(r.source) {
+		handOn = &r.handOn
+	}
+	sched, err := e.planRun(ctx, r.source, r.start, handOn)
 	if err != nil {
 		return r.finish(), err
 	}
@@ -335,6 +352,10 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	}
 	if ctx.Err() != nil {
 		return r.finish(), ctx.Err()
+	}
+	e.setRereads(r.source, !disc.kept)
+	if !disc.kept {
+		r.handOn = nil // discovery changed rows: the due walk reads them
 	}
 	if !disc.unchanged {
 		err := r.fetchDue(ctx)
@@ -360,6 +381,27 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return rep, disc.err
 	}
 	return rep, nil
+}
+
+// rereads reports whether the last run of source changed rows in its
+// discovery (see Engine.reread).
+func (e *Engine) rereads(source string) bool {
+	e.rereadMu.Lock()
+	defer e.rereadMu.Unlock()
+	return e.reread[source]
+}
+
+func (e *Engine) setRereads(source string, changed bool) {
+	e.rereadMu.Lock()
+	defer e.rereadMu.Unlock()
+	if !changed {
+		delete(e.reread, source)
+		return
+	}
+	if e.reread == nil {
+		e.reread = map[string]bool{}
+	}
+	e.reread[source] = true
 }
 
 // finished stamps a report that no run filled.
@@ -527,6 +569,25 @@ const planRuns = 16
 // measured from the recorded starts. Other schedulers are used as they
 // are.
 func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
+	return e.planRun(ctx, source, start, nil)
+}
+
+// handOnRows bounds the live rows planning reads whole to hand the due
+// ones on to the due walk: a source of fewer live rows is read once per
+// run (about a megabyte and a half held for every thousand due rows); a
+// larger one is read for planning and then through the due queue, a page
+// at a time.
+const handOnRows = 10_000
+
+// planRun is plan. With due not nil and a state that lists rows whole
+// (crawlstate.LiveLister) as well as for planning (crawlstate.PlanLister),
+// planning reads the rows whole while the source has fewer than
+// handOnRows live rows and at least a quarter of the rows read are due at
+// start, and leaves the rows due at start in *due; otherwise *due is nil.
+// Against SQLite, reading a row whole costs about a third more than
+// reading its planning columns, and reading it again from the due queue
+// half as much again as those.
+func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]crawlstate.Row) (schedule.Scheduler, error) {
 	st := e.cfg.State
 	starts, err := st.Runs(ctx, source, planRuns)
 	if err != nil {
@@ -558,9 +619,14 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 		inputs = append(inputs, in)
 		return true
 	}
-	if pl, ok := st.(crawlstate.PlanLister); ok {
-		err = e.eachPlanRow(ctx, pl, source, add)
-	} else {
+	pl, planLister := st.(crawlstate.PlanLister)
+	ll, liveLister := st.(crawlstate.LiveLister)
+	switch {
+	case due != nil && planLister && liveLister:
+		err = e.eachLiveRow(ctx, ll, pl, source, start, add, due)
+	case planLister:
+		err = e.eachPlanRow(ctx, pl, source, "", add)
+	default:
 		everything := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) // the due queue at the end of time holds every live row
 		err = e.eachDue(ctx, source, everything, add)
 	}
@@ -573,10 +639,46 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 	return planner.PlanRun(run, inputs), nil
 }
 
-// eachPlanRow calls fn for every live row of source as pl lists it for
-// planning, a page of BatchSize rows at a time, until fn returns false.
-func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, source string, fn func(crawlstate.Row) bool) error {
+// eachLiveRow calls fn for every live row of source, read whole through
+// ll a page of BatchSize rows at a time, and keeps the rows due at start
+// in *due, until the source proves too large or too little of it due to
+// be worth it (see planRun): *due is then nil and the rest is read
+// through pl.
+func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl crawlstate.PlanLister, source string, start time.Time, fn func(crawlstate.Row) bool, due *[]crawlstate.Row) error {
+	*due = nil
 	after := ""
+	read := 0
+	for {
+		rows, err := ll.LiveRows(ctx, source, after, e.cfg.BatchSize)
+		if err != nil {
+			*due = nil
+			return fmt.Errorf("recrawl: listing the rows of %s: %w", source, err)
+		}
+		for _, row := range rows {
+			if !fn(row) {
+				*due = nil
+				return nil
+			}
+			if !row.NextCheck.After(start) {
+				*due = append(*due, row)
+			}
+		}
+		read += len(rows)
+		if len(rows) < e.cfg.BatchSize {
+			return nil
+		}
+		after = rows[len(rows)-1].URL
+		if read >= handOnRows || 4*len(*due) < read {
+			*due = nil
+			return e.eachPlanRow(ctx, pl, source, after, fn)
+		}
+	}
+}
+
+// eachPlanRow calls fn for every live row of source whose URL sorts after
+// after, as pl lists it for planning, a page of BatchSize rows at a time,
+// until fn returns false.
+func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, source, after string, fn func(crawlstate.Row) bool) error {
 	for {
 		rows, err := pl.PlanRows(ctx, source, after, e.cfg.BatchSize)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -148,11 +150,41 @@ func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn f
 // every due row is dispatched or skipped with its own event, so the walk
 // counts what a count query would, without its cost.
 func (r *run) eachDue(ctx context.Context, fn func(crawlstate.Row) bool) error {
-	return r.e.walkDue(ctx, r.source, r.start, func(n int) {
+	count := func(n int) {
 		r.mu.Lock()
 		r.rep.Due += n
 		r.mu.Unlock()
-	}, fn)
+	}
+	if rows := r.handOn; rows != nil {
+		r.handOn = nil
+		r.e.walkHanded(ctx, rows, count, fn)
+		return nil
+	}
+	return r.e.walkDue(ctx, r.source, r.start, count, fn)
+}
+
+// walkHanded is walkDue over the due rows planning read (run.handOn):
+// the same rows in the same order, (NextCheck, URL), counted the same, a
+// page of BatchSize rows at a time.
+func (e *Engine) walkHanded(ctx context.Context, rows []crawlstate.Row, page func(int), fn func(crawlstate.Row) bool) {
+	slices.SortFunc(rows, func(a, b crawlstate.Row) int {
+		if c := a.NextCheck.Compare(b.NextCheck); c != 0 {
+			return c
+		}
+		return strings.Compare(a.URL, b.URL)
+	})
+	for lo := 0; lo < len(rows) || lo == 0; lo += e.cfg.BatchSize {
+		if ctx.Err() != nil {
+			return // as a due query would fail
+		}
+		batch := rows[lo:min(lo+e.cfg.BatchSize, len(rows))]
+		page(len(batch))
+		for _, row := range batch {
+			if !fn(row) {
+				return
+			}
+		}
+	}
 }
 
 // walkDue is eachDue calling page, when not nil, with the number of rows

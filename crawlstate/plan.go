@@ -49,3 +49,39 @@ func (s *SQLite) PlanRows(ctx context.Context, source, after string, limit int) 
 	}
 	return out, nil
 }
+
+// LiveLister is the optional ability of a State to list a source's live
+// rows whole, every field as Due returns it, in URL order. A crawler that
+// plans a run over every live row and then fetches the due ones can read
+// each row once with it instead of twice (PlanRows, then Due). A crawler
+// finds it by type assertion.
+type LiveLister interface {
+	// LiveRows returns up to limit live (not gone) rows of source whose
+	// URL sorts after after, in URL order, every field set. A limit below
+	// 1 is an error.
+	LiveRows(ctx context.Context, source, after string, limit int) ([]Row, error)
+}
+
+var _ LiveLister = (*SQLite)(nil)
+
+// liveSQL selects the whole of the source's live rows after a URL: a
+// range of the primary key.
+const liveSQL = `
+SELECT ` + rowColumns + `
+FROM pages
+WHERE source = :source AND url > :after AND gone = 0
+ORDER BY url
+LIMIT :limit`
+
+// LiveRows implements LiveLister.
+func (s *SQLite) LiveRows(ctx context.Context, source, after string, limit int) ([]Row, error) {
+	const op = "live rows"
+	if limit < 1 {
+		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	}
+	out, err := s.queryRows(ctx, source, limit, liveSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
+	}
+	return out, nil
+}
