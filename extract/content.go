@@ -18,34 +18,70 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// newMarkdown returns the package's HTML-to-Markdown converter.
-func newMarkdown() *converter.Converter {
-	return converter.NewConverter(converter.WithPlugins(
+// newMarkdown returns the package's HTML-to-Markdown converter, without
+// the table plugin when tables is false. That plugin renders only <table>
+// and <tr> elements (and registers '|' as a character to escape, as the
+// commonmark plugin does): a tree without either converts alike without
+// it, and each of its elements costs less, because the converter copies
+// and sorts its render handlers for every element it renders.
+func newMarkdown(tables bool) *converter.Converter {
+	plugins := []converter.Plugin{
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(
 			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
 			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
 		),
-		table.NewTablePlugin(
+	}
+	if tables {
+		plugins = append(plugins, table.NewTablePlugin(
 			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
 			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
 			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
-		),
-	))
+		))
+	}
+	return converter.NewConverter(converter.WithPlugins(plugins...))
 }
 
-// converters holds converters made by newMarkdown. One converter could
-// serve every goroutine (ConvertNode keeps its state in the call), but it
-// takes its read lock for every character it escapes, and goroutines
-// sharing one contend for that lock's counter; a converter of its own per
-// conversion costs nothing of the kind.
-var converters = sync.Pool{New: func() any { return newMarkdown() }}
+// converters and plainConverters hold converters made by newMarkdown,
+// with and without the table plugin. One converter could serve every
+// goroutine (ConvertNode keeps its state in the call), but it takes its
+// read lock for every character it escapes, and goroutines sharing one
+// contend for that lock's counter; a converter of its own per conversion
+// costs nothing of the kind.
+var (
+	converters      = sync.Pool{New: func() any { return newMarkdown(true) }}
+	plainConverters = sync.Pool{New: func() any { return newMarkdown(false) }}
+)
 
-// markdownOf converts root with a converter of the pool.
+// markdownOf converts root with a converter of a pool: one without the
+// table plugin when root holds no <table> or <tr> element.
 func markdownOf(root *html.Node, opts ...converter.ConvertOptionFunc) ([]byte, error) {
-	c := converters.Get().(*converter.Converter)
-	defer converters.Put(c)
+	pool := &plainConverters
+	if holdsTable(root) {
+		pool = &converters
+	}
+	return convertWith(pool, root, opts...)
+}
+
+// convertWith converts root with a converter of pool.
+func convertWith(pool *sync.Pool, root *html.Node, opts ...converter.ConvertOptionFunc) ([]byte, error) {
+	c := pool.Get().(*converter.Converter)
+	defer pool.Put(c)
 	return c.ConvertNode(root, opts...)
+}
+
+// holdsTable reports whether n or a node under it is an element the table
+// plugin renders: named "table" or "tr", as the converter reads names.
+func holdsTable(n *html.Node) bool {
+	if n.Type == html.ElementNode && (n.Data == "table" || n.Data == "tr") {
+		return true
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if holdsTable(c) {
+			return true
+		}
+	}
+	return false
 }
 
 var discard = slog.New(slog.DiscardHandler)
