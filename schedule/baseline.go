@@ -104,6 +104,14 @@ func (t *blTable) fetches(i int, from, to float64) float64 {
 // rate). A page never fetched counts nothing (its first fetch is not
 // counted); a page with a Fixed rate counts at that rate.
 func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, now time.Time) float64 {
+	total, _ := baselineSpend(h, pages, cadence, prev, now, false)
+	return total
+}
+
+// baselineSpend is BaselineFetches and, when withRate is set,
+// BaselineRate of the same pages at now, in one pass (one table lookup a
+// page for both).
+func baselineSpend(h Halving, pages []PlanInput, cadence time.Duration, prev, now time.Time, withRate bool) (fetches float64, rate Rate) {
 	t := baselineTable(h, cadence)
 	window := now.Sub(prev)
 	if prev.IsZero() || window <= 0 {
@@ -112,28 +120,43 @@ func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, 
 			window = Day
 		}
 	}
-	var total float64
+	var total, perDay float64
 	for _, p := range pages {
 		if f, ok := fixedRate(p); ok {
 			total += f * days(window)
-			continue
-		}
-		if p.LastFetched.IsZero() {
+			perDay += f
 			continue
 		}
 		lam := p.Observed
 		if !(lam > 0) {
 			lam = p.ChangeRate
 		}
-		i, f := t.cell(lam)
-		if p.Age < 0 {
-			total += t.rateAt(i, f, -1) * days(window)
+		if p.LastFetched.IsZero() {
+			if withRate {
+				i, f := t.cell(lam)
+				perDay += t.rateAt(i, f, p.Age)
+			}
 			continue
 		}
-		to := p.Age + max(now.Sub(p.LastFetched), 0)
+		i, f := t.cell(lam)
+		if p.Age < 0 {
+			r := t.rateAt(i, f, -1)
+			total += r * days(window)
+			perDay += r
+			continue
+		}
+		since := max(now.Sub(p.LastFetched), 0)
+		to := p.Age + since
 		total += t.fetchesAt(i, f, days(max(to-window, 0)), days(to))
+		if withRate {
+			age := p.Age
+			if now.After(p.LastFetched) {
+				age += now.Sub(p.LastFetched)
+			}
+			perDay += t.rateAt(i, f, age)
+		}
 	}
-	return total
+	return total, Rate(perDay)
 }
 
 // BaselineRate returns what the Halving policy h would spend on pages at

@@ -181,12 +181,16 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 	if rate > 0 {
 		share = float64(rate) * days(r.elapsed(x.Floor))
 	} else {
-		rate = BaselineRate(x.Baseline, sample, r.Cadence, r.Start) * Rate(scale)
 		prev := r.Previous
 		if !prev.IsZero() && r.Start.Sub(prev) > x.Floor {
 			prev = r.Start.Add(-x.Floor)
 		}
-		share = BaselineFetches(x.Baseline, pages, r.Cadence, prev, r.Start)
+		if len(sample) == len(pages) {
+			share, rate = baselineSpend(x.Baseline, pages, r.Cadence, prev, r.Start, true) // one pass for both
+		} else {
+			rate = BaselineRate(x.Baseline, sample, r.Cadence, r.Start) * Rate(scale)
+			share = BaselineFetches(x.Baseline, pages, r.Cadence, prev, r.Start)
+		}
 	}
 	plan := IndexPlan{x: x, now: r.Start, cadence: discreteCadence(r.Cadence), limit: int(share + runPhase(r.Start))} // unbiased rounding
 	for _, p := range pages {
