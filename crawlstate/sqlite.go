@@ -384,11 +384,11 @@ func (s *SQLite) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) erro
 // merge into pages is a few set-based statements. They live in the writer
 // connection's temp schema and are empty between calls.
 //
-// discovered_raw takes the batch as given, appended in sorted order.
-// discovered holds each URL once (its first entry) with its outcome,
-// decided against pages as they were before the call:
+// discovered_raw takes the batch, each URL once (its first entry),
+// appended in sorted order. discovered holds those that have a row, with
+// their outcome, decided against pages as they were before the call; the
+// others are new (inserted, due now):
 //
-//	new      no row yet: inserted, due now
 //	seen     an existing row listed again
 //	bumped   a live row whose non-zero lastmod moved: due now
 //	revived  a gone row listed again (unless tombstones are kept): due now
@@ -426,27 +426,26 @@ func loadSQL(n int) string {
 		strings.Repeat("(?, ?, ?, ?), ", n-1) + "(?, ?, ?, ?)"
 }
 
-// classifySQL moves the batch to discovered, one row per URL (the first
-// entry wins: discovered_raw is read in insertion order), with its
-// outcome. The LEFT JOIN drives the loop from the batch.
+// classifySQL copies the URLs of the batch that have a row to discovered,
+// with their outcome. The CROSS JOIN makes the batch the outer loop, in
+// key order, whatever the sizes of the two tables.
 const classifySQL = `
-INSERT OR IGNORE INTO discovered (url, original_url, lastmod, via, outcome, lastmod_moved, via_moved)
+INSERT INTO discovered (url, original_url, lastmod, via, outcome, lastmod_moved, via_moved)
 SELECT r.url, r.original_url, r.lastmod, r.via,
 	CASE
-		WHEN p.url IS NULL THEN 'new'
 		WHEN p.gone = 1 AND NOT :keep_tombstones
 			AND (p.missing_runs > 0 OR (r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod)) THEN 'revived'
 		WHEN p.gone = 0 AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod THEN 'bumped'
 		ELSE 'seen'
 	END,
-	p.url IS NOT NULL AND r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod,
-	p.url IS NOT NULL AND r.via <> '' AND r.via <> p.listed_in
+	r.lastmod <> :zero AND r.lastmod <> p.sitemap_lastmod,
+	r.via <> '' AND r.via <> p.listed_in
 FROM discovered_raw AS r
-LEFT JOIN pages AS p ON p.source = :source AND p.url = r.url
-ORDER BY r.rowid`
+CROSS JOIN pages AS p ON p.source = :source AND p.url = r.url`
 
-// mergeSQL applies the outcomes to existing rows and inserts the new ones,
-// in this order. Every statement walks the scratch table and looks rows
+// mergeSQL applies the outcomes to existing rows and inserts the new ones
+// (those of discovered_raw not in discovered), in this order. Every
+// statement walks a scratch table and looks rows
 // up in pages (the IN (SELECT ...) form makes SQLite drive the loop from
 // the batch, so a small batch costs little however big pages is). Only
 // the statements for bumped and revived rows assign indexed columns, so
@@ -457,7 +456,7 @@ ORDER BY r.rowid`
 var mergeSQL = []struct{ name, sql string }{
 	{"mark seen", `
 UPDATE pages SET last_seen = :now, missing_runs = 0
-WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome <> 'new')`},
+WHERE source = :source AND url IN (SELECT url FROM discovered)`},
 	{"store lastmods", `
 UPDATE pages SET sitemap_lastmod = (SELECT lastmod FROM discovered AS d WHERE d.url = pages.url)
 WHERE source = :source AND url IN (SELECT url FROM discovered WHERE lastmod_moved)`},
@@ -479,7 +478,7 @@ WHERE source = :source AND url IN (SELECT url FROM discovered WHERE outcome = 'r
 INSERT INTO pages (source, url, original_url, first_seen, last_seen,
 	last_fetched, next_check, sitemap_lastmod, listed_in)
 SELECT :source, url, original_url, :now, :now, :zero, :zero, lastmod, via
-FROM discovered WHERE outcome = 'new'`},
+FROM discovered_raw WHERE url NOT IN (SELECT url FROM discovered)`},
 }
 
 // UpsertDiscovered implements State. The whole batch is one transaction,
@@ -508,7 +507,8 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 	}
 	// Loading in key order appends to the B-trees instead of splitting
 	// pages all over them (about 3x faster for a large batch); the stable
-	// sort keeps the first of duplicate URLs first.
+	// sort keeps the first of duplicate URLs first, and only the first is
+	// loaded.
 	// (pdqsort with the index as tie-break: stable, and much cheaper than
 	// SortStableFunc's insertion merges on a million URLs; the keys are
 	// sorted side by side, not through the slice of Discovered.)
@@ -522,9 +522,11 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	order := make([]int32, len(urls))
+	order := make([]int32, 0, len(urls))
 	for i, k := range keys {
-		order[i] = k.i
+		if i == 0 || k.url != keys[i-1].url {
+			order = append(order, k.i)
+		}
 	}
 	keys = nil
 
@@ -586,8 +588,6 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 			lastmodsMoved += lm
 			viasMoved += vm
 			switch outcome {
-			case "new":
-				st.New = n
 			case "seen":
 				st.Seen += n
 			case "bumped":
@@ -601,6 +601,7 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return fmt.Errorf("crawlstate: %s: count: %w", op, err)
 		}
+		st.New = len(order) - st.Seen
 
 		// Many new rows into a table of few: the due and listing indexes
 		// are built again after the merge (see dropForBulk).

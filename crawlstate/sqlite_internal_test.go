@@ -417,3 +417,50 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
 }
+
+// UpsertDiscovered's statements are driven by the batch: each URL of it
+// is one lookup in pages (never a scan of the source's rows), and the new
+// ones are found by a lookup in the scratch table.
+func TestUpsertDiscoveredQueryPlans(t *testing.T) {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	ds := make([]Discovered, 2000)
+	for i := range ds {
+		ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
+	}
+	_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), ds)
+	require.NoError(t, err)
+	_, err = s.w.Exec(`ANALYZE`)
+	require.NoError(t, err)
+	_, err = s.w.Exec(scratchTables)
+	require.NoError(t, err)
+	plan := func(query string) string {
+		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+query, sql.Named("source", "docs"), sql.Named("now", 1),
+			sql.Named("zero", int64(zeroTime)), sql.Named("keep_tombstones", false))
+		require.NoError(t, err)
+		defer rows.Close()
+		var lines []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+			lines = append(lines, detail)
+		}
+		require.NoError(t, rows.Err())
+		return strings.Join(lines, "\n")
+	}
+	classify := plan(classifySQL)
+	require.Regexp(t, `(?s)^SCAN r\nSEARCH p USING INDEX sqlite_autoindex_pages_1 \(source=\? AND url=\?\)$`, classify)
+	for _, m := range mergeSQL {
+		p := plan(m.sql)
+		if m.name == "insert new" {
+			require.Contains(t, p, "SCAN discovered_raw", p)
+			require.Contains(t, p, "USING INDEX sqlite_autoindex_discovered_1 FOR IN-OPERATOR", p)
+		} else {
+			require.Contains(t, p, "SEARCH pages USING COVERING INDEX sqlite_autoindex_pages_1 (source=? AND url=?)", m.name+"\n"+p)
+		}
+		require.NotContains(t, p, "SCAN pages", m.name+"\n"+p)
+		require.NotContains(t, p, "TEMP B-TREE", m.name+"\n"+p)
+	}
+}

@@ -340,6 +340,19 @@ func TestUpsertDiscoveredBatchSizes(t *testing.T) {
 			st, err = s.UpsertDiscovered(ctx, "docs", t0.Add(time.Hour), ds)
 			require.NoError(t, err)
 			require.Equal(t, crawlstate.UpsertStats{Seen: n}, st)
+
+			// A new URL listed twice among stored ones: stored once, from
+			// its first entry.
+			more := append(ds[:len(ds):len(ds)],
+				crawlstate.Discovered{URL: "https://ex.com/new", OriginalURL: "first"},
+				crawlstate.Discovered{URL: "https://ex.com/new", OriginalURL: "second", LastMod: t0})
+			st, err = s.UpsertDiscovered(ctx, "docs", t0.Add(2*time.Hour), more)
+			require.NoError(t, err)
+			require.Equal(t, crawlstate.UpsertStats{New: 1, Seen: n}, st)
+			r, err = s.Get(ctx, "docs", "https://ex.com/new")
+			require.NoError(t, err)
+			require.Equal(t, "first", r.OriginalURL, "the first entry of a duplicate wins")
+			require.True(t, r.SitemapLastMod.IsZero())
 		})
 	}
 }
