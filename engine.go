@@ -270,7 +270,7 @@ type run struct {
 	// handOn holds the rows due at the start that planning read whole
 	// (see Engine.planRun), for the due walk to take instead of reading
 	// them again; nil when the walk reads the due queue.
-	handOn []crawlstate.Row
+	handOn []*crawlstate.Row
 }
 
 // Run performs one incremental run of src: discover and normalize URLs,
@@ -328,7 +328,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
-	var handOn *[]crawlstate.Row
+	var handOn *[]*crawlstate.Row
 	if !e.rereads(r.source) {
 		handOn = &r.handOn
 	}
@@ -574,9 +574,9 @@ func (e *Engine) plan(ctx context.Context, source string, start time.Time) (sche
 
 // handOnRows bounds the live rows planning reads whole to hand the due
 // ones on to the due walk: a source of fewer live rows is read once per
-// run (about a megabyte and a half held for every thousand due rows); a
-// larger one is read for planning and then through the due queue, a page
-// at a time.
+// run (the pages of rows read are held until the due walk, about a
+// megabyte and a half for every thousand rows); a larger one is read for
+// planning and then through the due queue, a page at a time.
 const handOnRows = 10_000
 
 // planRun is plan. With due not nil and a state that lists rows whole
@@ -587,7 +587,7 @@ const handOnRows = 10_000
 // Against SQLite, reading a row whole costs about a third more than
 // reading its planning columns, and reading it again from the due queue
 // half as much again as those.
-func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]crawlstate.Row) (schedule.Scheduler, error) {
+func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row) (schedule.Scheduler, error) {
 	st := e.cfg.State
 	starts, err := st.Runs(ctx, source, planRuns)
 	if err != nil {
@@ -644,7 +644,7 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 // in *due, until the source proves too large or too little of it due to
 // be worth it (see planRun): *due is then nil and the rest is read
 // through pl.
-func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl crawlstate.PlanLister, source string, start time.Time, fn func(crawlstate.Row) bool, due *[]crawlstate.Row) error {
+func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl crawlstate.PlanLister, source string, start time.Time, fn func(crawlstate.Row) bool, due *[]*crawlstate.Row) error {
 	*due = nil
 	after := ""
 	read := 0
@@ -654,13 +654,13 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 			*due = nil
 			return fmt.Errorf("recrawl: listing the rows of %s: %w", source, err)
 		}
-		for _, row := range rows {
-			if !fn(row) {
+		for i := range rows {
+			if !fn(rows[i]) {
 				*due = nil
 				return nil
 			}
-			if !row.NextCheck.After(start) {
-				*due = append(*due, row)
+			if !rows[i].NextCheck.After(start) {
+				*due = append(*due, &rows[i]) // held in place, in its page
 			}
 		}
 		read += len(rows)

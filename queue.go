@@ -54,14 +54,14 @@ func (r *run) fetchDue(ctx context.Context) error {
 		}()
 	}
 	var plain []crawlstate.Row
-	dispatch := func(row crawlstate.Row) bool {
+	dispatch := func(row *crawlstate.Row) bool {
 		if ctx.Err() != nil {
 			return false
 		}
 		if r.halted() {
 			// The rest of the queue is not requested: each row is
 			// skipped with its own event and stays due.
-			r.skipDue(row, r.haltReason())
+			r.skipDue(*row, r.haltReason())
 			return true
 		}
 		r.mu.Lock()
@@ -74,11 +74,11 @@ func (r *run) fetchDue(ctx context.Context) error {
 			return true
 		}
 		if e.batcher != nil && row.ETag == "" && row.LastModified == "" {
-			plain = append(plain, row)
+			plain = append(plain, *row)
 			return true
 		}
 		select {
-		case jobs <- row:
+		case jobs <- *row:
 			return true
 		case <-ctx.Done():
 			return false
@@ -142,14 +142,15 @@ func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row
 // and calls fn for each until it returns false. An error of a cancelled
 // context is not reported: the caller checks ctx.
 func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn func(crawlstate.Row) bool) error {
-	return e.walkDue(ctx, source, now, nil, fn)
+	return e.walkDue(ctx, source, now, nil, func(row *crawlstate.Row) bool { return fn(*row) })
 }
 
 // eachDue is Engine.eachDue over the rows due at the start of the run,
 // counting each page of rows read in Report.Due before fn sees its rows:
 // every due row is dispatched or skipped with its own event, so the walk
-// counts what a count query would, without its cost.
-func (r *run) eachDue(ctx context.Context, fn func(crawlstate.Row) bool) error {
+// counts what a count query would, without its cost. fn gets each row in
+// place (a row is a few hundred bytes): it copies what it keeps.
+func (r *run) eachDue(ctx context.Context, fn func(*crawlstate.Row) bool) error {
 	count := func(n int) {
 		r.mu.Lock()
 		r.rep.Due += n
@@ -166,8 +167,8 @@ func (r *run) eachDue(ctx context.Context, fn func(crawlstate.Row) bool) error {
 // walkHanded is walkDue over the due rows planning read (run.handOn):
 // the same rows in the same order, (NextCheck, URL), counted the same, a
 // page of BatchSize rows at a time.
-func (e *Engine) walkHanded(ctx context.Context, rows []crawlstate.Row, page func(int), fn func(crawlstate.Row) bool) {
-	slices.SortFunc(rows, func(a, b crawlstate.Row) int {
+func (e *Engine) walkHanded(ctx context.Context, rows []*crawlstate.Row, page func(int), fn func(*crawlstate.Row) bool) {
+	slices.SortFunc(rows, func(a, b *crawlstate.Row) int {
 		if c := a.NextCheck.Compare(b.NextCheck); c != 0 {
 			return c
 		}
@@ -188,8 +189,8 @@ func (e *Engine) walkHanded(ctx context.Context, rows []crawlstate.Row, page fun
 }
 
 // walkDue is eachDue calling page, when not nil, with the number of rows
-// of each page read.
-func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page func(int), fn func(crawlstate.Row) bool) error {
+// of each page read, and fn with each row in place.
+func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page func(int), fn func(*crawlstate.Row) bool) error {
 	var after crawlstate.Key
 	for {
 		rows, err := e.cfg.State.Due(ctx, source, now, after, e.cfg.BatchSize)
@@ -202,8 +203,8 @@ func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page
 		if page != nil {
 			page(len(rows))
 		}
-		for _, row := range rows {
-			if !fn(row) {
+		for i := range rows {
+			if !fn(&rows[i]) {
 				return nil
 			}
 		}
@@ -215,7 +216,7 @@ func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page
 }
 
 // dispatchInOrder dispatches the due queue in (NextCheck, URL) order.
-func (r *run) dispatchInOrder(ctx context.Context, dispatch func(crawlstate.Row) bool) error {
+func (r *run) dispatchInOrder(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
 	return r.eachDue(ctx, dispatch)
 }
 
@@ -247,17 +248,17 @@ func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bo
 // limit, since nothing is known of the first, the second carry their own
 // evidence of a change and the last are owed a retry; the second take the
 // place of ranked rows. Only limit rows are held in memory at a time.
-func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(crawlstate.Row) bool) error {
+func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(*crawlstate.Row) bool) error {
 	var best gainHeap
 	stop := false
 	room := limit // what the plan's limit leaves for the ranked rows
-	err := r.eachDue(ctx, func(row crawlstate.Row) bool {
+	err := r.eachDue(ctx, func(row *crawlstate.Row) bool {
 		g := math.Inf(1) // never fetched: nothing is known, fetch first
 		if row.ContentHash != "" && row.Failures == 0 && (!row.NextCheck.IsZero() || r.trust.learned) {
 			// With learned trust, a row a moved lastmod made due is
 			// ranked too: its sitemap hint says how much the move is
 			// worth.
-			g = rank(r.hinted(r.weighted(pageOf(row), row.URL), row))
+			g = rank(r.hinted(r.weighted(pageOf(*row), row.URL), *row))
 		} else if !capped {
 			if row.ContentHash != "" && row.NextCheck.IsZero() {
 				// Made due by discovery: it takes the place of a ranked
@@ -277,7 +278,7 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 			// The weakest row kept so far is left out.
 			r.skipDue(best.replaceWeakest(row, g), SkipBudget)
 		default:
-			r.skipDue(row, SkipBudget)
+			r.skipDue(*row, SkipBudget)
 		}
 		return true
 	})
@@ -287,12 +288,12 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 	if ctx.Err() != nil {
 		return nil
 	}
-	picked := make([]int32, best.len())
+	picked := make([]*crawlstate.Row, best.len())
 	for i := len(picked) - 1; i >= 0; i-- {
 		picked[i] = best.pop()
 	}
-	for _, i := range picked {
-		if !dispatch(best.rows[i]) {
+	for _, row := range picked {
+		if !dispatch(row) {
 			return nil
 		}
 	}
@@ -306,11 +307,11 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 }
 
 // gainEntry is a ranked row in a gainHeap: its gain, its URL (the tie
-// break) and where the heap keeps the row.
+// break) and the row.
 type gainEntry struct {
 	gain float64
 	url  string
-	row  int32 // index in gainHeap.rows
+	row  *crawlstate.Row
 }
 
 // stronger reports whether a ranks above b: a higher gain, or the same
@@ -331,40 +332,49 @@ func weaker(a, b gainEntry) bool {
 	return a.url > b.url
 }
 
-// gainHeap is a min-heap on gain of the rows a budget keeps. The heap
-// moves small entries; each row stays where it was stored (a row is a few
-// hundred bytes), and a row left out gives its place to the one that
-// replaces it.
+// gainHeap is a min-heap on gain of the rows a budget keeps. It moves
+// small entries; the rows (a few hundred bytes each) are copied once into
+// slabs of gainSlab rows, and a row left out gives its place to the one
+// that replaces it, so the heap holds no more rows than it keeps (not the
+// due walk's pages they came in) and never copies them again.
 type gainHeap struct {
 	entries []gainEntry
-	rows    []crawlstate.Row
+	slab    []crawlstate.Row // the newest slab, filled to len
 }
+
+// gainSlab is how many rows one allocation of a gainHeap holds.
+const gainSlab = 256
 
 func (h *gainHeap) len() int { return len(h.entries) }
 
-// push keeps row with gain g.
-func (h *gainHeap) push(row crawlstate.Row, g float64) {
-	h.rows = append(h.rows, row)
-	h.entries = append(h.entries, gainEntry{gain: g, url: row.URL, row: int32(len(h.rows) - 1)})
+// push keeps a copy of row with gain g.
+func (h *gainHeap) push(row *crawlstate.Row, g float64) {
+	if len(h.slab) == cap(h.slab) {
+		h.slab = make([]crawlstate.Row, 0, gainSlab)
+	}
+	h.slab = append(h.slab, *row)
+	kept := &h.slab[len(h.slab)-1]
+	h.entries = append(h.entries, gainEntry{gain: g, url: kept.URL, row: kept})
 	h.up(len(h.entries) - 1)
 }
 
-// replaceWeakest keeps row with gain g in place of the weakest row, which
-// it returns.
-func (h *gainHeap) replaceWeakest(row crawlstate.Row, g float64) crawlstate.Row {
-	i := h.entries[0].row
-	out := h.rows[i]
-	h.rows[i] = row
-	h.entries[0] = gainEntry{gain: g, url: row.URL, row: i}
+// replaceWeakest keeps a copy of row with gain g in place of the weakest
+// row, which it returns.
+func (h *gainHeap) replaceWeakest(row *crawlstate.Row, g float64) crawlstate.Row {
+	kept := h.entries[0].row
+	out := *kept
+	*kept = *row
+	h.entries[0] = gainEntry{gain: g, url: kept.URL, row: kept}
 	h.down(0)
 	return out
 }
 
-// pop removes the weakest entry and returns where its row is kept.
-func (h *gainHeap) pop() int32 {
+// pop removes the weakest entry and returns its row.
+func (h *gainHeap) pop() *crawlstate.Row {
 	n := len(h.entries) - 1
 	top := h.entries[0]
 	h.entries[0] = h.entries[n]
+	h.entries[n] = gainEntry{}
 	h.entries = h.entries[:n]
 	if n > 0 {
 		h.down(0)
