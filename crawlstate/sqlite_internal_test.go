@@ -204,20 +204,7 @@ func TestDueQueryPlan(t *testing.T) {
 	_, err = s.w.Exec(`ANALYZE`)
 	require.NoError(t, err)
 
-	plan := func(query string, args ...any) string {
-		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
-	}
+	plan := func(query string, args ...any) string { return queryPlan(t, s.r, query, args...) }
 	due := plan(dueSQL, sql.Named("source", "docs"), sql.Named("now", int64(2e18)),
 		sql.Named("after_next", int64(zeroTime)), sql.Named("after_url", ""), sql.Named("limit", 500))
 	require.Contains(t, due, "SEARCH pages USING INDEX pages_due", due)
@@ -436,19 +423,8 @@ func TestUpsertDiscoveredQueryPlans(t *testing.T) {
 	_, err = s.w.Exec(scratchTables)
 	require.NoError(t, err)
 	plan := func(query string) string {
-		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+query, sql.Named("source", "docs"), sql.Named("now", 1),
+		return queryPlan(t, s.w, query, sql.Named("source", "docs"), sql.Named("now", 1),
 			sql.Named("zero", int64(zeroTime)), sql.Named("keep_tombstones", false))
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
 	}
 	classify := plan(classifySQL)
 	require.Regexp(t, `(?s)^SCAN r\nSEARCH p USING INDEX sqlite_autoindex_pages_1 \(source=\? AND url=\?\)$`, classify)
@@ -463,4 +439,22 @@ func TestUpsertDiscoveredQueryPlans(t *testing.T) {
 		require.NotContains(t, p, "SCAN pages", m.name+"\n"+p)
 		require.NotContains(t, p, "TEMP B-TREE", m.name+"\n"+p)
 	}
+}
+
+// queryPlan returns the detail lines of EXPLAIN QUERY PLAN for query on db,
+// one line a step.
+func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+		lines = append(lines, detail)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(lines, "\n")
 }

@@ -148,20 +148,7 @@ func TestAdditionsQueryPlans(t *testing.T) {
 	_, err = s.w.Exec(`ANALYZE`)
 	require.NoError(t, err)
 
-	plan := func(query string, args ...any) string {
-		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)
-		require.NoError(t, err)
-		defer rows.Close()
-		var lines []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
-			lines = append(lines, detail)
-		}
-		require.NoError(t, rows.Err())
-		return strings.Join(lines, "\n")
-	}
+	plan := func(query string, args ...any) string { return queryPlan(t, s.r, query, args...) }
 	for _, tc := range []struct {
 		name, query, want string
 		args              []any
