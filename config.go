@@ -263,7 +263,7 @@ func (e *ConfigError) add(field, format string, args ...any) {
 	e.Problems = append(e.Problems, ConfigProblem{Field: field, Reason: fmt.Sprintf(format, args...)})
 }
 
-// validate checks c and fills in defaults; it returns a *ConfigError
+// validate checks c without changing it; it returns a *ConfigError
 // naming every invalid field.
 func (c *Config) validate() error {
 	var ce ConfigError
@@ -323,6 +323,12 @@ func (c *Config) validate() error {
 	if len(ce.Problems) > 0 {
 		return &ce
 	}
+	return nil
+}
+
+// withDefaults returns a copy of a valid c with every zero field that has a
+// default set to it, and its own copy of Limits, which the engine keeps.
+func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -362,5 +368,5 @@ func (c *Config) validate() error {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
-	return nil
+	return c
 }

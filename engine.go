@@ -81,6 +81,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	e := &Engine{cfg: cfg, limits: *cfg.Limits}
 	base := cfg.HTTPClient
 	rt := transportOf(base, e.limits.hostConcurrency())
