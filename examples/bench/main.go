@@ -647,8 +647,12 @@ func (b *bench) pipelineCold() (Measure, error) {
 }
 
 func (r *Result) table(w io.Writer) error {
-	fmt.Fprintf(w, "%d pages (mean %.1f KB), concurrency %d, GOMAXPROCS %d, %s; medians of %d rounds\n\n",
-		r.Pages, r.MeanPageKB, r.Concurrency, r.GOMAXPROCS, r.GoVersion, r.Rounds)
+	mean := "" // measured by the bare scenario only
+	if r.MeanPageKB > 0 {
+		mean = fmt.Sprintf(" (mean %.1f KB)", r.MeanPageKB)
+	}
+	fmt.Fprintf(w, "%d pages%s, concurrency %d, GOMAXPROCS %d, %s; medians of %d rounds\n\n",
+		r.Pages, mean, r.Concurrency, r.GOMAXPROCS, r.GoVersion, r.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\trequests\tMB\twall s\tCPU s\tCPU/page ms\tpages/s\tpeak heap MB\tvs colly\tvs colly+md\t")
 	for _, row := range r.Rows {
