@@ -1,7 +1,6 @@
 package crawlstate
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -506,29 +504,9 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		return st, fmt.Errorf("crawlstate: %s: %d URLs in one batch; split it below %d", op, len(urls), math.MaxInt32)
 	}
 	// Loading in key order appends to the B-trees instead of splitting
-	// pages all over them (about 3x faster for a large batch); the stable
-	// sort keeps the first of duplicate URLs first, and only the first is
-	// loaded.
-	// (pdqsort with the index as tie-break: stable, and much cheaper than
-	// SortStableFunc's insertion merges on a million URLs; the keys are
-	// sorted side by side, not through the slice of Discovered.)
-	keys := make([]sortKey, len(urls))
-	for i := range keys {
-		keys[i] = sortKey{urls[i].URL, int32(i)}
-	}
-	slices.SortFunc(keys, func(a, b sortKey) int {
-		if c := strings.Compare(a.url, b.url); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.i, b.i)
-	})
-	order := make([]int32, 0, len(urls))
-	for i, k := range keys {
-		if i == 0 || k.url != keys[i-1].url {
-			order = append(order, k.i)
-		}
-	}
-	keys = nil
+	// pages all over them (about 3x faster for a large batch); only the
+	// first entry of a URL listed twice is loaded.
+	order := keyOrder(urls)
 
 	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
 		// A source's first listing (every URL new) goes straight into
@@ -689,12 +667,6 @@ func dropForBulk(ctx context.Context, tx *sql.Tx, n int) ([]string, error) {
 		}
 	}
 	return create, nil
-}
-
-// sortKey is a URL of a batch and its position in the batch.
-type sortKey struct {
-	url string
-	i   int32
 }
 
 // freshSQL returns the statement that inserts n new rows into pages, as
