@@ -334,9 +334,28 @@ var ErrNotStateDB = errors.New("crawlstate: not a recrawl state database")
 // A new file starts in rollback-journal mode until the first connection
 // switches it to WAL; meanwhile SQLite answers other connections
 // SQLITE_BUSY without waiting in their busy handler. A step that meets
-// this is retried every busyRetry until busyTimeout has been spent.
+// this, or the connection's own setup (which switches the journal mode),
+// is retried every busyRetry until busyTimeout has been spent.
 func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, busyTimeout time.Duration, log *slog.Logger) (err error) {
+	waited := time.Duration(0)
+	pause := func() error {
+		t := time.NewTimer(busyRetry)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("crawlstate: migrate %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+		waited += busyRetry
+		return nil
+	}
 	conn, err := db.Conn(ctx)
+	for isBusy(err) && waited < busyTimeout {
+		if err := pause(); err != nil {
+			return err
+		}
+		conn, err = db.Conn(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("crawlstate: migrate %s: %w", path, err)
 	}
@@ -350,18 +369,12 @@ func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, bu
 			err = fmt.Errorf("crawlstate: migrate %s: %w", path, e)
 		}
 	}()
-	waited := time.Duration(0)
 	for {
 		done, err := migrateStep(ctx, conn, path, steps, log)
 		if isBusy(err) && waited < busyTimeout {
-			t := time.NewTimer(busyRetry)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return fmt.Errorf("crawlstate: migrate %s: %w", path, ctx.Err())
-			case <-t.C:
+			if err := pause(); err != nil {
+				return err
 			}
-			waited += busyRetry
 			continue
 		}
 		if err != nil || done {
