@@ -8,7 +8,23 @@ import (
 )
 
 const insertEventSQL = `
-INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+INSERT INTO events (page_key, source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// eventKey is the key the event log indexes a page's events by (see
+// schemaEventKeys): the FNV-1a hash of source, a zero byte and url, as
+// an int64. It must never change: stored events are found by it.
+func eventKey(source, url string) int64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(source); i++ {
+		h = (h ^ uint64(source[i])) * prime
+	}
+	h *= prime // the separator: h ^ 0 is h
+	for i := 0; i < len(url); i++ {
+		h = (h ^ uint64(url[i])) * prime
+	}
+	return int64(h)
+}
 
 // LogEvents implements State: one transaction, one prepared INSERT. An
 // empty source, or an event without URL or Stage, is an error, and then
@@ -33,7 +49,7 @@ func (s *SQLite) LogEvents(ctx context.Context, source string, events []StageEve
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if _, err := ps.exec(ctx, insertEventSQL, source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+			if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, e.URL), source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
 				return fmt.Errorf("crawlstate: %s: %s of %q: %w", op, e.Stage, e.URL, err)
 			}
 		}
@@ -46,8 +62,8 @@ func (s *SQLite) Events(ctx context.Context, source, u string, since time.Time) 
 	const op = "events"
 	rows, err := s.r.QueryContext(ctx, `
 SELECT url, at, stage, attempt, ok, err, detail FROM events
-WHERE source = ? AND url = ? AND at >= ?
-ORDER BY at, id`, source, u, encTime(since))
+WHERE page_key = ? AND source = ? AND url = ? AND at >= ?
+ORDER BY at, id`, eventKey(source, u), source, u, encTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 	}

@@ -36,6 +36,7 @@ var migrations = []migration{
 	{version: 5, name: "run starts", sql: schemaRuns},
 	{version: 6, name: "sitemap lastmod trust", sql: schemaTrust},
 	{version: 7, name: "pages as a rowid table", sql: schemaRowidPages, foreignKeysOff: true},
+	{version: 8, name: "stage events indexed by a page key", sql: schemaEventKeys},
 }
 
 // schemaRuns records when each run of a source started (RecordRun), so the
@@ -304,6 +305,24 @@ ALTER TABLE pages_rowid RENAME TO pages;
 CREATE INDEX pages_due ON pages (source, gone, next_check, url);
 CREATE INDEX pages_failing ON pages (source, failures DESC, url) WHERE failures > 0;
 CREATE INDEX pages_listed ON pages (source, listed_in);
+`
+
+// schemaEventKeys indexes the stage-event log by a 64-bit key of the
+// page (eventKey of its source and URL) instead of by the source and URL
+// text. Every 304 appends an event, at a random place of this index: an
+// entry of about 20 bytes instead of one of about 80 (with a
+// documentation site's URLs) leaves a quarter of the leaf pages for a run
+// to dirty and write to the WAL, and finds its place with integer
+// comparisons instead of string ones (BenchmarkRecordNotModified: 44 ->
+// 32 cpu-µs per 304). Events reads the key's entries and checks source
+// and URL in the row, so two pages sharing a key only cost a row read.
+// The existing events get their key from eventKey, registered on the
+// writer's connections as the SQL function recrawl_event_key.
+const schemaEventKeys = `
+ALTER TABLE events ADD COLUMN page_key INTEGER NOT NULL DEFAULT 0;
+UPDATE events SET page_key = recrawl_event_key(source, url);
+DROP INDEX events_page;
+CREATE INDEX events_page ON events (page_key, at);
 `
 
 // SchemaVersionError is returned by OpenSQLite for a database written by a

@@ -133,7 +133,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	// unlock per step of every row written).
 	params.Set("_mutex", "no")
 
-	w, err := sql.Open("sqlite3", dsn(path, params))
+	w, err := sql.Open(writerDriver, dsn(path, params))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: open %s: %w", path, err)
 	}
@@ -199,7 +199,15 @@ const readerDriver = "sqlite3-recrawl-reader"
 // system's file cache.
 const readerMmapBytes = 0x7fff0000
 
+// writerDriver is go-sqlite3 with the SQL function recrawl_event_key
+// (eventKey) on every new connection, for the migration that keys the
+// event log (schemaEventKeys).
+const writerDriver = "sqlite3-recrawl-writer"
+
 func init() {
+	sql.Register(writerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		return c.RegisterFunc("recrawl_event_key", eventKey, true)
+	}})
 	sql.Register(readerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec("PRAGMA mmap_size = "+strconv.Itoa(readerMmapBytes), nil)
 		return err
@@ -1148,7 +1156,7 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error 
 		if u == "" {
 			u = r.URL
 		}
-		if _, err := ps.exec(ctx, insertEventSQL, source, u, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+		if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, u), source, u, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
 			return fmt.Errorf("event %s: %w", e.Stage, err)
 		}
 	}

@@ -144,7 +144,7 @@ func TestOpenSQLiteNewerSchema(t *testing.T) {
 	var sv *crawlstate.SchemaVersionError
 	require.ErrorAs(t, err, &sv)
 	require.Equal(t, 99, sv.Version)
-	require.Equal(t, 7, sv.Supported, "the schema versions this build knows")
+	require.Equal(t, 8, sv.Supported, "the schema versions this build knows")
 	require.Equal(t, path, sv.Path)
 	require.Contains(t, err.Error(), "newer recrawl")
 }

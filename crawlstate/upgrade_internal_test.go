@@ -158,8 +158,8 @@ func TestAdditionsQueryPlans(t *testing.T) {
 		{"dead letters", deadLettersSQL, "USING INDEX pages_failing (source=? AND failures>?)", []any{"docs", 1}},
 		{"pending alerts", pendingAlertsSQL, "USING INDEX alerts_pending (source=?)", []any{"docs", 10}},
 		{"vectors", vectorsSQL(3), "USING INDEX sqlite_autoindex_vectors_1 (model=? AND text_hash=?)", []any{"m", "a", "b", "c"}},
-		{"events", `SELECT url FROM events WHERE source = ? AND url = ? AND at >= ? ORDER BY at, id`,
-			"USING COVERING INDEX events_page (source=? AND url=? AND at>?)", []any{"docs", "u", 0}},
+		{"events", `SELECT url FROM events WHERE page_key = ? AND source = ? AND url = ? AND at >= ? ORDER BY at, id`,
+			"USING INDEX events_page (page_key=? AND at>?)", []any{eventKey("docs", "u"), "docs", "u", 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := plan(tc.query, tc.args...)
@@ -345,11 +345,20 @@ func fillVersion6(t *testing.T, path string) (due []string) {
 				r.ReplaceChunks = true
 				r.Chunks = []Chunk{{Ordinal: 0, TextHash: "c0" + u, Text: "zero"}, {Ordinal: 1, TextHash: "c1" + u, Text: "one", Start: 4, End: 7}}
 				r.Alert = &Alert{ID: "alert-" + u, Kind: "changed", CreatedAt: at, Payload: []byte("{}")}
-				r.Events = []StageEvent{{At: at, Stage: "fetch", Attempt: 1, OK: true}}
 			}
 			rs = append(rs, r)
 		}
 		require.NoError(t, old.Record(ctx, src, rs))
+		// Events as the version-6 schema stores them (this build's
+		// statements write the page key of version 8).
+		for i := 0; i < 200; i += 3 {
+			at := t0.Add(time.Duration(i) * time.Second)
+			for _, stage := range []string{"fetch", "extract", "commit"} {
+				_, err := old.w.Exec(`INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, 1, 1, '', ?)`,
+					src, fmt.Sprintf("https://%s.ex.com/p/%03d", src, i), encTime(at), stage, "HTTP 200")
+				require.NoError(t, err)
+			}
+		}
 		for i := 200; i < 220; i++ {
 			require.NoError(t, old.RecordFailure(ctx, src, Failure{URL: fmt.Sprintf("https://%s.ex.com/p/%03d", src, i),
 				At: t0, Stage: "fetch", Err: "503"}))
@@ -392,11 +401,11 @@ func TestMigrateRowidPages(t *testing.T) {
 	require.Contains(t, schemaOf(t, rawDB(t, path))["pages"], "WITHOUT ROWID")
 
 	var logs strings.Builder
-	s, err := OpenSQLite(path, WithLogger(newTextLogger(&logs)))
+	s, err := openSQLite(path, migrations[:7], WithLogger(newTextLogger(&logs)))
 	require.NoError(t, err)
 	defer s.Close()
 	require.Contains(t, logs.String(), "pages as a rowid table")
-	require.Equal(t, len(migrations), pragma(t, rawDB(t, path), "user_version"))
+	require.Equal(t, 7, pragma(t, rawDB(t, path), "user_version"))
 	require.Equal(t, before, dumpTables(t, s.w), "every row of every table, unchanged")
 	require.NotContains(t, schemaOf(t, s.w)["pages"], "WITHOUT ROWID")
 	var pagesIndexes int
@@ -452,36 +461,90 @@ func TestMigrateRowidPages(t *testing.T) {
 	_, err = s.w.Exec(`INSERT INTO links (source, url, links) VALUES ('docs', ?, x'00')`, u)
 	require.ErrorContains(t, err, "FOREIGN KEY")
 
-	// A new database has the same schema.
+	// A new database of that version has the same schema.
+	fresh, err := openSQLite(filepath.Join(t.TempDir(), "fresh.db"), migrations[:7])
+	require.NoError(t, err)
+	defer fresh.Close()
+	require.Equal(t, schemaOf(t, fresh.w), schemaOf(t, s.w))
+}
+
+// A version-7 database's event log is keyed by page (version 8): every
+// event keeps its values and gets its page's key, Events finds the old
+// events through the new index in their order, new events join them, and
+// the schema is that of a new database.
+func TestMigrateEventKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	fillVersion6(t, path)
+	v7, err := openSQLite(path, migrations[:7])
+	require.NoError(t, err)
+	before := dumpTables(t, v7.w)
+	require.NoError(t, v7.Close())
+	require.Len(t, before["events"], 2*67*3)
+
+	var logs strings.Builder
+	s, err := OpenSQLite(path, WithLogger(newTextLogger(&logs)))
+	require.NoError(t, err)
+	defer s.Close()
+	require.Contains(t, logs.String(), "stage events indexed by a page key")
+	require.Equal(t, len(migrations), pragma(t, rawDB(t, path), "user_version"))
+	after := dumpTables(t, s.w)
+	for table, rows := range before {
+		if table != "events" {
+			require.Equal(t, rows, after[table], table)
+		}
+	}
+	require.Len(t, after["events"], len(before["events"]))
+	var wrongKeys int
+	rows, err := s.w.Query(`SELECT source, url, page_key FROM events`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var src, u string
+		var key int64
+		require.NoError(t, rows.Scan(&src, &u, &key))
+		if key != eventKey(src, u) {
+			wrongKeys++
+		}
+	}
+	require.NoError(t, errors.Join(rows.Err(), rows.Close()))
+	require.Zero(t, wrongKeys, "every event has its page's key")
+
+	ctx := t.Context()
+	const u = "https://docs.ex.com/p/003"
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, s.LogEvents(ctx, "docs", []StageEvent{{URL: u, At: t0.Add(3 * time.Second), Stage: "alert", Attempt: 1, OK: true}}))
+	evs, err := s.Events(ctx, "docs", u, time.Time{})
+	require.NoError(t, err)
+	var stages []string
+	for _, e := range evs {
+		require.Equal(t, u, e.URL)
+		stages = append(stages, e.Stage)
+	}
+	require.Equal(t, []string{"fetch", "extract", "commit", "alert"}, stages, "by time, then as logged")
+	evs, err = s.Events(ctx, "blog", "https://blog.ex.com/p/003", time.Time{})
+	require.NoError(t, err)
+	require.Len(t, evs, 3, "the other source's events are its own")
+
 	fresh, err := OpenSQLite(filepath.Join(t.TempDir(), "fresh.db"))
 	require.NoError(t, err)
 	defer fresh.Close()
 	require.Equal(t, schemaOf(t, fresh.w), schemaOf(t, s.w))
 }
 
-// A rebuild that would leave a row without its parent fails its foreign
-// key check: the database stays at version 6, as it was, and opens again
-// once the row is gone.
-func TestMigrateRowidPagesFailsOnOrphans(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	fillVersion6(t, path)
-	db := rawDB(t, path) // foreign keys off: the orphan goes in
-	_, err := db.Exec(`INSERT INTO links (source, url, links) VALUES ('docs', 'https://docs.ex.com/none', x'00')`)
+// Pages whose event keys are equal (forced here: every event gets the
+// key of one page) keep their events apart: Events checks source and URL.
+func TestEventKeyCollision(t *testing.T) {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
-	before := dumpTables(t, db)
-	schema := schemaOf(t, db)
-
-	_, err = OpenSQLite(path)
-	require.ErrorContains(t, err, "version 7 (pages as a rowid table)")
-	require.ErrorContains(t, err, "has no parent row in pages")
-	require.Equal(t, 6, pragma(t, db, "user_version"))
-	require.Equal(t, schema, schemaOf(t, db), "the rebuild was rolled back as a whole")
-	require.Equal(t, before, dumpTables(t, db))
-
-	_, err = db.Exec(`DELETE FROM links WHERE url = 'https://docs.ex.com/none'`)
+	defer s.Close()
+	ctx := t.Context()
+	at := time.Unix(1e9, 0)
+	require.NoError(t, s.LogEvents(ctx, "docs", []StageEvent{
+		{URL: "https://ex.com/a", At: at, Stage: "fetch"}, {URL: "https://ex.com/b", At: at, Stage: "extract"}}))
+	require.NoError(t, s.LogEvents(ctx, "blog", []StageEvent{{URL: "https://ex.com/a", At: at, Stage: "commit"}}))
+	_, err = s.w.Exec(`UPDATE events SET page_key = ?`, eventKey("docs", "https://ex.com/a"))
 	require.NoError(t, err)
-	s, err := OpenSQLite(path)
+	evs, err := s.Events(ctx, "docs", "https://ex.com/a", time.Time{})
 	require.NoError(t, err)
-	require.NoError(t, s.Close())
-	require.Equal(t, len(migrations), pragma(t, db, "user_version"))
+	require.Len(t, evs, 1, "the other page's and the other source's events share the key, not the answer")
+	require.Equal(t, "fetch", evs[0].Stage)
 }
