@@ -38,8 +38,14 @@ func encodeChecks(cs []Check) []byte {
 	if len(cs) == 0 {
 		return nil
 	}
-	buf := make([]byte, 1, 1+len(cs)*2*binary.MaxVarintLen64)
-	buf[0] = checksFormat
+	return appendChecks(make([]byte, 0, 1+len(cs)*2*binary.MaxVarintLen64), cs)
+}
+
+// appendChecks appends the stored form of cs, which must not be empty, to
+// buf: a writer reuses one buffer for every row of a batch (the driver
+// copies a bound blob).
+func appendChecks(buf []byte, cs []Check) []byte {
+	buf = append(buf, checksFormat)
 	for _, c := range cs {
 		var flags byte
 		if c.Changed {

@@ -1173,8 +1173,13 @@ func recordRow(ctx context.Context, ps *txStmts, source string, r Result) error 
 	}
 	if plainNotModified(r) {
 		st := r.Stats
+		var recent []byte // NULL for no checks
+		if len(st.Recent) > 0 {
+			ps.buf = appendChecks(ps.buf[:0], st.Recent)
+			recent = ps.buf
+		}
 		res, err := ps.exec(ctx, notModifiedSQL, encTime(r.At), r.ETag, r.LastModified, int64(r.Interval),
-			encTime(r.NextCheck), encTime(st.LastChanged), int64(st.Elapsed), encodeChecks(st.Recent),
+			encTime(r.NextCheck), encTime(st.LastChanged), int64(st.Elapsed), recent,
 			encTime(st.LastModified), st.ChangeRate, st.Weight, source, r.URL)
 		return rowUpdated(res, err, source)
 	}
@@ -1304,6 +1309,7 @@ type txStmts struct {
 	tx       *sql.Tx
 	prepared map[string]*sql.Stmt // the store's, read only
 	stmts    map[string]*sql.Stmt // bound to tx, closed with it
+	buf      []byte               // a row's encoded checks, reused row after row
 }
 
 func (s *SQLite) txStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, prepared: s.prepared} }
