@@ -170,8 +170,16 @@ type Config struct {
 	// through the pipeline: chunk, embed (reusing the vectors of unchanged
 	// chunk text), upsert records with provenance, delete the previous
 	// version's records, and only then commit the new content hash.
+	//
+	// The engine needs only an index.Writer. It uses two further abilities
+	// when the value has them: listing a page's records (index.Lister, or
+	// else a Query method as index.Index has), to find and delete records
+	// of versions a crash left written but never committed; and
+	// DeleteWhere, to remove every record of a page that disappeared.
+	// Without a way to list, such uncommitted records stay in the index;
+	// without DeleteWhere a removed page's records are found by listing.
 	Embedder embed.Embedder
-	Index    index.Index
+	Index    index.Writer
 	// Chunking configures the chunker (default chunk.Options{}).
 	Chunking chunk.Options
 	// Alerts, when set, receives a page-change alert for every committed

@@ -232,7 +232,7 @@ func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors
 		if err := e.cfg.Index.Upsert(ctx, records); err != nil {
 			return err
 		}
-		ids, err := listRecords(ctx, e.cfg.Index, vectors[0], len(records)+maxOrphans, index.Filter{"source": p.r.source, "source_url": p.row.URL})
+		ids, _, err := listRecords(ctx, e.cfg.Index, vectors[0], len(records)+maxOrphans, index.Filter{"source": p.r.source, "source_url": p.row.URL})
 		if err != nil {
 			return fmt.Errorf("listing the page's records: %w", err)
 		}
@@ -267,28 +267,57 @@ func (p *pageRun) deleteRecords(ctx context.Context) bool {
 		return false
 	}
 	// Records of versions a crash left uncommitted are in no chunk list.
+	filter := index.Filter{"source": p.r.source, "source_url": p.row.URL}
+	if wd, ok := e.cfg.Index.(whereDeleter); ok {
+		return p.retry(ctx, StageIndex, "delete the page's other records", func() error {
+			_, err := wd.DeleteWhere(ctx, filter)
+			return err
+		})
+	}
+	// Without DeleteWhere: list (a zero vector serves a Query) and delete.
+	zero := make([]float32, e.cfg.Embedder.Dimensions())
 	return p.retry(ctx, StageIndex, "delete the page's other records", func() error {
-		_, err := e.cfg.Index.DeleteWhere(ctx, index.Filter{"source": p.r.source, "source_url": p.row.URL})
-		return err
+		ids, ok, err := listRecords(ctx, e.cfg.Index, zero, maxOrphans, filter)
+		if err != nil || !ok || len(ids) == 0 {
+			return err
+		}
+		return e.cfg.Index.Delete(ctx, ids)
 	})
 }
 
+// querier and whereDeleter are the abilities of index.Index beyond
+// index.Writer that the engine uses when Config.Index has them.
+type (
+	querier interface {
+		Query(ctx context.Context, vector []float32, k int, filter index.Filter) ([]index.Hit, error)
+	}
+	whereDeleter interface {
+		DeleteWhere(ctx context.Context, filter index.Filter) (int, error)
+	}
+)
+
 // listRecords returns the IDs of up to limit records of idx matching
 // filter: through index.Lister when idx has it (no vectors, metadata or
-// texts copied), else with a query for vector.
-func listRecords(ctx context.Context, idx index.Index, vector []float32, limit int, filter index.Filter) ([]string, error) {
+// texts copied), else with a query for vector. ok is false when idx can do
+// neither: its records cannot be listed.
+func listRecords(ctx context.Context, idx index.Writer, vector []float32, limit int, filter index.Filter) (ids []string, ok bool, err error) {
 	if l, ok := idx.(index.Lister); ok {
-		return l.IDs(ctx, filter, limit)
+		ids, err := l.IDs(ctx, filter, limit)
+		return ids, true, err
 	}
-	hits, err := idx.Query(ctx, vector, limit, filter)
+	q, ok := idx.(querier)
+	if !ok {
+		return nil, false, nil
+	}
+	hits, err := q.Query(ctx, vector, limit, filter)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	ids := make([]string, len(hits))
+	ids = make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	return ids, nil
+	return ids, true, nil
 }
 
 // maxOrphans bounds how many records of uncommitted versions of one page

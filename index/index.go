@@ -1,11 +1,12 @@
 // Package index stores chunk vectors with their provenance and answers
 // nearest-neighbour queries.
 //
-// Index is the interface the rest of recrawl depends on; Memory is the
-// embedded default: an exact (brute-force) cosine index in memory, with
-// metadata equality filters and a snapshot file so that it survives a
-// restart. Other stores (a vector database, pgvector) implement Index in
-// their own packages.
+// Writer (Upsert, Delete) is the part the engine depends on; Index adds
+// the queries users make. Memory is the embedded default: an exact
+// (brute-force) cosine index in memory, with metadata equality filters and
+// a snapshot file so that it survives a restart. Other stores implement
+// Index in their own packages (index/pgvector); index/indextest is the
+// conformance suite they share with Memory.
 package index
 
 import (
@@ -49,32 +50,48 @@ func (f Filter) Match(metadata map[string]string) bool {
 	return true
 }
 
-// Index stores records and finds the nearest ones to a vector.
+// Writer is the part of an index that the engine needs: it writes a
+// page's records and removes them. recrawl.Config.Index takes a Writer;
+// the engine finds the further abilities it can use (Lister, Query,
+// DeleteWhere) by type assertion.
 //
 // Implementations are safe for concurrent use. Each method applies fully
-// or, when it returns an error, not at all. Records passed in and returned
-// are copies: callers may reuse or modify them afterwards.
-type Index interface {
+// or, when it returns an error, not at all. Records passed in are copies:
+// callers may reuse or modify them afterwards.
+type Writer interface {
 	// Upsert inserts the records, replacing records with the same ID. A
 	// vector whose length differs from the index's gives a *DimensionError.
 	Upsert(ctx context.Context, records []Record) error
 	// Delete removes the records with these IDs; unknown IDs are ignored.
 	Delete(ctx context.Context, ids []string) error
+}
+
+// Index is a Writer that also finds the nearest records to a vector: the
+// interface for users who query what the engine wrote.
+//
+// Implementations are safe for concurrent use. Each method applies fully
+// or, when it returns an error, not at all. Records passed in and returned
+// are copies: callers may reuse or modify them afterwards.
+// indextest.Run checks an implementation against this contract.
+type Index interface {
+	Writer
 	// DeleteWhere removes the records matching filter and returns how many
 	// it removed. An empty filter is refused with ErrEmptyFilter, so a
 	// missing filter can never wipe the index.
 	DeleteWhere(ctx context.Context, filter Filter) (int, error)
 	// Query returns up to k records matching filter, most similar to vector
-	// first; equal scores are ordered by ID. k == 0 returns nothing.
+	// first; equal scores are ordered by ID. k == 0 returns nothing, k < 0
+	// is an error.
 	Query(ctx context.Context, vector []float32, k int, filter Filter) ([]Hit, error)
 	// Count returns the number of records.
 	Count(ctx context.Context) (int, error)
 }
 
-// Lister is an optional ability of an Index: the IDs of the records
-// matching a filter, without their vectors, metadata or texts. The engine
-// lists a page's records with it after each upsert; an Index without it
-// is asked with Query.
+// Lister is an optional ability of a Writer or Index: the IDs of the
+// records matching a filter, without their vectors, metadata or texts. The
+// engine lists a page's records with it after each upsert, to delete those
+// of versions a crash left written but never committed; a Writer without
+// it is asked with Query when it has that method.
 type Lister interface {
 	// IDs returns the IDs of up to limit records matching filter, in ID
 	// order. An empty filter matches every record; limit < 0 is an error.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/index/indextest"
 )
 
 var ctx = context.Background()
@@ -671,4 +672,8 @@ func TestMemoryTexts(t *testing.T) {
 	texts["prose"] = "now short"
 	require.NoError(t, m.Upsert(ctx, []index.Record{{ID: "prose", Vector: []float32{1, 0}, Text: "now short"}}))
 	check(m)
+}
+
+func TestMemoryConformance(t *testing.T) {
+	indextest.Run(t, func(*testing.T) index.Index { return index.NewMemory(indextest.Dimensions) })
 }
