@@ -121,10 +121,10 @@ type Config struct {
 	// schedule.Index{}: each run fetches the due pages of highest
 	// Cho–Garcia-Molina index up to what the Halving baseline would fetch
 	// of the same pages at the source's measured cadence (from the run
-	// starts recorded in State), so it never spends more than the
-	// baseline; in the simulator (schedule/sim) it is fresher at every
-	// cadence. A scheduler that implements schedule.Planner is planned at
-	// the start of every run; any other is used as it is.
+	// starts recorded in State), plus the pages past its 30-day floor; in
+	// the simulator (schedule/sim) it is fresher at every cadence. A
+	// scheduler that implements schedule.Planner is planned at the start
+	// of every run; any other is used as it is.
 	Scheduler schedule.Scheduler
 	// Jitter spreads revisits: a row's next check comes up to this fraction
 	// of its interval early, by an amount fixed per URL and visit, so pages

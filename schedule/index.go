@@ -78,7 +78,9 @@ type RunPlan interface {
 // times the time since the previous run; or, when Budget is zero, what the
 // Baseline policy would fetch of the same pages since the previous run at
 // the source's cadence (BaselineFetches; BaselineRate per day for the
-// price), so the default never spends more than the baseline.
+// price). Pages never fetched and pages past the floor are fetched on top
+// of that budget, so on a site of many pages that never change (each
+// visited at the floor) the default spends more than the baseline would.
 //
 // Next schedules a page to fall due when its index reaches Candidates
 // times the price μ at which the pages' optimal revisit rates (Optimal)
