@@ -39,7 +39,10 @@ if [ ! -f "$("$pg_config" --sharedir)/extension/vector.control" ] || [ ! -f "$("
       if [ -f "$d/vector.control" ]; then src=$d; break; fi
     done
   fi
-  [ -n "$src" ] && [ -f "$src/vector.control" ] ||
+  if [ -n "${RECRAWL_PGVECTOR_SRC:-}" ] && [ ! -f "$src/vector.control" ]; then
+    die "pgvector is not installed, and RECRAWL_PGVECTOR_SRC=$src is not a pgvector source tree (no vector.control)"
+  fi
+  [ -n "$src" ] ||
     die "pgvector is not installed and its source was not found: set RECRAWL_PGVECTOR_SRC to a pgvector checkout (looked in $repo/../shared/vendor/pgvector and /work/shared/vendor/pgvector)"
   as_root || die "pgvector is not installed in $("$pg_config" --sharedir); run this script as root once to build and install it from $src"
   if [ ! -f "$("$pg_config" --includedir-server)/postgres.h" ]; then

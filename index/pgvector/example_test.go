@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/index/pgvector"
 )
@@ -35,4 +37,30 @@ func ExampleOpen() {
 		return
 	}
 	fmt.Printf("%s %.2f\n", hits[0].Text, hits[0].Score)
+}
+
+// OpenPool shares a pool the program already has (with its own settings)
+// between the index and other work; Close leaves the pool open. Several
+// indexes of different models live side by side under their names.
+func ExampleOpenPool() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("RECRAWL_TEST_POSTGRES_DSN"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pool.Close()
+	small, err := pgvector.OpenPool(ctx, pool, pgvector.Options{Dimensions: 384, Name: "minilm"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	large, err := pgvector.OpenPool(ctx, pool, pgvector.Options{Dimensions: 1536, Name: "openai_small", EfSearch: 100})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	n, _ := small.Count(ctx)
+	m, _ := large.Count(ctx)
+	fmt.Println(n, m)
 }
