@@ -56,8 +56,9 @@ type Options struct {
 // byte or invalid UTF-8. Query is approximate as HNSW is: with the
 // default EfSearch, recall@10 against exact search over 10,000 random
 // vectors of 16 dimensions is 0.996 (TestRecall pins at least 0.95);
-// iterative scans (strict order) keep filtered queries from returning
-// fewer than k hits while matching records remain.
+// iterative scans (strict order) keep a filtered query from returning
+// fewer than k hits while matching records remain, up to
+// hnsw.max_scan_tuples (20,000 by default) records visited.
 type Index struct {
 	pool  *pgxpool.Pool
 	own   bool
