@@ -51,6 +51,7 @@ type Result struct {
 	Policy    string  `json:"policy"`
 	Cadence   string  `json:"cadence"`
 	Pages     int     `json:"pages"`
+	Seed      uint64  `json:"seed"`
 	Freshness float64 `json:"freshness"`
 	Fetches   int     `json:"fetches"`
 	VsHalving float64 `json:"vs_halving"`
@@ -87,7 +88,7 @@ func run(args []string, out io.Writer) error {
 	}
 	base.Policy, def.Policy = "halving", "default"
 	for _, r := range []*Result{&base, &def} {
-		r.Cadence, r.Pages = cadence.String(), *pages
+		r.Cadence, r.Pages, r.Seed = cadence.String(), *pages, *seed
 		if base.Freshness > 0 {
 			r.VsHalving = r.Freshness/base.Freshness - 1
 		}

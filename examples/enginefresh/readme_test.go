@@ -47,3 +47,33 @@ func TestREADMEQuotesTheRecordedRun(t *testing.T) {
 		100*daily.VsHalving, daily.FetchRate, 100*sixHourly.VsHalving, sixHourly.FetchRate)
 	require.Contains(t, text, want)
 }
+
+// The README's daily figures for seeds 2 and 3 are those of
+// testdata/daily-seeds.jsonl, the output of
+//
+//	go run ./examples/enginefresh -pages 1000 -warmup 60 -days 60 -cadence 24h -json -seed 2
+//	go run ./examples/enginefresh -pages 1000 -warmup 60 -days 60 -cadence 24h -json -seed 3
+func TestREADMEQuotesTheOtherSeeds(t *testing.T) {
+	f, err := os.Open("testdata/daily-seeds.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	bySeed := map[uint64]Result{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r Result
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		require.Equal(t, 1000, r.Pages)
+		require.Equal(t, "24h0m0s", r.Cadence)
+		if r.Policy == "default" {
+			bySeed[r.Seed] = r
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Len(t, bySeed, 2)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	want := fmt.Sprintf("seeds 2 and 3 give %+.1f%% and %+.1f%% at %.3f× and %.3f× its fetches",
+		100*bySeed[2].VsHalving, 100*bySeed[3].VsHalving, bySeed[2].FetchRate, bySeed[3].FetchRate)
+	require.Contains(t, text, want)
+}

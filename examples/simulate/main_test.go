@@ -148,3 +148,28 @@ func TestReadmeLastModTableIsTheRecordedRun(t *testing.T) {
 	}
 	require.Equal(t, fresh["Default (hint)"], fresh["Default (authoritative)"], "one row for both")
 }
+
+// The README compares the engine's daily figures with the simulator in the
+// engine's setting: testdata/engine-setting-24h.jsonl is the output of
+//
+//	go run ./examples/simulate -mix A -pages 1000 -seeds 10 -warmup 60 -days 60 -cadence 24h -policies default-uncapped,index-oracle -json
+//
+// and each figure quoted must be the recorded run's.
+func TestREADMEQuotesTheEngineSetting(t *testing.T) {
+	rec, err := os.ReadFile("testdata/engine-setting-24h.jsonl")
+	require.NoError(t, err)
+	got := map[string]line{}
+	for _, s := range strings.Split(strings.TrimSpace(string(rec)), "\n") {
+		var l line
+		require.NoError(t, json.Unmarshal([]byte(s), &l))
+		require.Equal(t, 1000, l.Pages)
+		require.Equal(t, 10, l.Seeds)
+		got[l.Policy] = l
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	want := fmt.Sprintf("the simulator in the same setting (1,000 pages, 60 days after 60 of warm-up, 10 seeds) puts the uncapped default at %+.1f%% at %.3f× Halving's fetches, and the index given the true change rates at %+.1f%%",
+		100*got["default-uncapped"].VsHalving, got["default-uncapped"].FetchRate, 100*got["index-oracle"].VsHalving)
+	require.Contains(t, text, want)
+}
