@@ -162,6 +162,35 @@ func TestJournalModeIsWAL(t *testing.T) {
 	require.Error(t, err, "the read pool is read-only")
 }
 
+func TestPageSize(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing int // page size of a file written before OpenSQLite; 0: none
+		want     int
+	}{
+		{"a new file gets newPageSize", 0, newPageSize},
+		{"an existing file keeps its page size", 4096, 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			if tc.existing > 0 {
+				createV1ByHand(t, path) // SQLite's default page size
+				require.Equal(t, tc.existing, pragma(t, rawDB(t, path), "page_size"))
+			}
+			s, err := OpenSQLite(path)
+			require.NoError(t, err)
+			_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), []Discovered{{URL: "https://ex.com/b"}})
+			require.NoError(t, err)
+			var mode string
+			require.NoError(t, s.w.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+			require.Equal(t, "wal", mode)
+			require.NoError(t, s.Close())
+			require.Equal(t, tc.want, pragma(t, rawDB(t, path), "page_size"))
+		})
+	}
+}
+
 func TestTimeEncoding(t *testing.T) {
 	tests := []struct {
 		name string
