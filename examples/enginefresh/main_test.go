@@ -35,3 +35,14 @@ func TestRejectsBadFlags(t *testing.T) {
 	require.Error(t, run([]string{"-cadence", "1s"}, &out))
 	require.Error(t, run([]string{"-nope"}, &out))
 }
+
+// TestSameOutputTwice pins that a run of the program can be repeated: the
+// site has a fixed host name, so the URLs, and the jitter of every revisit
+// (a hash of the URL), do not change with the loopback port.
+func TestSameOutputTwice(t *testing.T) {
+	args := []string{"-pages", "60", "-warmup", "8", "-days", "8", "-cadence", "6h", "-json"}
+	var first, second bytes.Buffer
+	require.NoError(t, run(args, &first))
+	require.NoError(t, run(args, &second))
+	require.Equal(t, first.String(), second.String())
+}
