@@ -1,0 +1,87 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/postgres"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
+)
+
+// testPool connects to RECRAWL_TEST_POSTGRES_DSN, or skips the test.
+func testPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	dsn := os.Getenv("RECRAWL_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("RECRAWL_TEST_POSTGRES_DSN is not set: no PostgreSQL server to test against")
+	}
+	p, err := pgxpool.New(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
+// testSchema returns a schema of the test's own, dropped after it.
+func testSchema(t *testing.T, p *pgxpool.Pool) string {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "recrawl_state_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		_, err := p.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		require.NoError(t, err)
+	})
+	return schema
+}
+
+// withCountDue gives the State the CountDue that crawlstate.State still
+// lists until the lead's split removes it; it counts Due's pages.
+type withCountDue struct{ *postgres.State }
+
+func (w withCountDue) CountDue(ctx context.Context, source string, now time.Time) (int, error) {
+	n := 0
+	var after crawlstate.Key
+	for {
+		rows, err := w.Due(ctx, source, now, after, 1000)
+		if err != nil {
+			return 0, err
+		}
+		n += len(rows)
+		if len(rows) < 1000 {
+			return n, nil
+		}
+		after = crawlstate.KeyOf(rows[len(rows)-1])
+	}
+}
+
+func TestConformance(t *testing.T) {
+	p := testPool(t)
+	statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
+		s, err := postgres.OpenPool(context.Background(), p, postgres.WithOptions(opts), postgres.WithSchema(testSchema(t, p)))
+		require.NoError(t, err)
+		return withCountDue{s}
+	})
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	p := testPool(t)
+	schema := testSchema(t, p)
+	s, err := postgres.OpenPool(context.Background(), p, postgres.WithSchema(schema))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = p.Exec(context.Background(), `INSERT INTO `+pgx.Identifier{schema, "recrawl_state_migrations"}.Sanitize()+` (version) VALUES (999)`)
+	require.NoError(t, err)
+	_, err = postgres.OpenPool(context.Background(), p, postgres.WithSchema(schema))
+	var ve *postgres.SchemaVersionError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, 999, ve.Have)
+}

@@ -1,0 +1,180 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/recrawl/recrawl/crawlstate"
+)
+
+// Interfaces the State implements beside crawlstate.State.
+var (
+	_ crawlstate.Sharer        = (*State)(nil)
+	_ crawlstate.PlanLister    = (*State)(nil)
+	_ crawlstate.LiveLister    = (*State)(nil)
+	_ crawlstate.RunLog        = (*State)(nil)
+	_ crawlstate.PageDetails   = (*State)(nil)
+	_ crawlstate.VectorCache   = (*State)(nil)
+	_ crawlstate.AlertOutbox   = (*State)(nil)
+	_ crawlstate.DocumentStore = (*State)(nil)
+	_ crawlstate.EventLog      = (*State)(nil)
+	_ crawlstate.TrustStore    = (*State)(nil)
+)
+
+// Offer implements crawlstate.Sharer: one UPDATE that marks the rows of
+// urls offered for run and ends their leases.
+func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error) {
+	const op = "offer"
+	switch {
+	case source == "":
+		return 0, fmt.Errorf("crawlstate/postgres: %s: empty source name", op)
+	case run.IsZero():
+		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: zero run start; pass the start of the run the rows are offered for", op, source)
+	}
+	if len(urls) == 0 {
+		return 0, ctx.Err()
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET offer_run = $2, lease_owner = NULL, lease_expires = NULL
+WHERE source = $1 AND url = ANY($3::text[])`), source, encTime(run), urls)
+	if err != nil {
+		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// claimSQL leases up to $6 offered rows of run $2 to owner $3 until $5,
+// rows that no other owner holds unexpired at $4, skipping rows another
+// transaction has locked (a concurrent Claim), and returns them whole.
+var claimSQL = `
+WITH picked AS (
+	SELECT url FROM {s}.pages
+	WHERE source = $1 AND offer_run = $2
+		AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires <= $4)
+	ORDER BY next_check, url
+	LIMIT $6
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE {s}.pages p SET lease_owner = $3, lease_expires = $5
+FROM picked WHERE p.source = $1 AND p.url = picked.url
+RETURNING ` + qualifiedRowColumns
+
+// qualifiedRowColumns is rowColumns of the pages table aliased p.
+var qualifiedRowColumns = qualify(rowColumns, "p.")
+
+// Claim implements crawlstate.Sharer. It selects the rows with SELECT ...
+// FOR UPDATE SKIP LOCKED and writes owner and expiry in the same
+// statement, so two Claims at once never return the same row. Rows owner
+// already holds are offered to it again (a worker that restarts under its
+// name gets its rows back).
+func (s *State) Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) ([]crawlstate.Row, int, time.Time, error) {
+	const op = "claim"
+	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+		return nil, 0, time.Time{}, err
+	}
+	if limit < 1 {
+		return nil, 0, time.Time{}, fmt.Errorf("crawlstate/postgres: %s: limit %d; pass at least 1", op, limit)
+	}
+	var (
+		rows    []crawlstate.Row
+		pending int
+		next    *int64
+	)
+	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
+		var err error
+		rows, err = s.queryRows(ctx, tx, source, claimSQL, source, encTime(run), owner, encTime(now), encTime(now.Add(ttl)), limit)
+		if err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+		}
+		err = tx.QueryRow(ctx, s.q(`SELECT count(*), min(lease_expires) FROM {s}.pages
+WHERE source = $1 AND offer_run = $2 AND lease_owner <> $3 AND lease_expires > $4`), source, encTime(run), owner, encTime(now)).
+			Scan(&pending, &next)
+		if err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s of %q: pending: %w", op, source, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, time.Time{}, err
+	}
+	// RETURNING gives no order: the contract's is (NextCheck, URL).
+	sortRows(rows)
+	var nextT time.Time
+	if next != nil && pending > 0 {
+		nextT = decTime(*next)
+	}
+	if rows == nil {
+		rows = []crawlstate.Row{}
+	}
+	return rows, pending, nextT, nil
+}
+
+// Extend implements crawlstate.Sharer.
+func (s *State) Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error) {
+	const op = "extend"
+	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET lease_expires = $3
+WHERE source = $1 AND lease_owner = $2`), source, owner, encTime(now.Add(ttl)))
+	if err != nil {
+		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Release implements crawlstate.Sharer.
+func (s *State) Release(ctx context.Context, source, owner string, urls []string) error {
+	const op = "release"
+	if source == "" || owner == "" {
+		return fmt.Errorf("crawlstate/postgres: %s: empty source (%q) or owner (%q)", op, source, owner)
+	}
+	var err error
+	switch {
+	case urls == nil:
+		_, err = s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET lease_owner = NULL, lease_expires = NULL
+WHERE source = $1 AND lease_owner = $2`), source, owner)
+	case len(urls) == 0:
+		return ctx.Err()
+	default:
+		_, err = s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET lease_owner = NULL, lease_expires = NULL
+WHERE source = $1 AND lease_owner = $2 AND url = ANY($3::text[])`), source, owner, urls)
+	}
+	if err != nil {
+		return fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	}
+	return nil
+}
+
+// ClaimAlert implements crawlstate.Sharer. The alert's row is the lock:
+// one UPDATE takes the lease when the alert is pending and not held by
+// another owner, and PostgreSQL serialises concurrent UPDATEs of the row.
+func (s *State) ClaimAlert(ctx context.Context, id, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	const op = "claim alert"
+	switch {
+	case id == "":
+		return false, fmt.Errorf("crawlstate/postgres: %s: empty alert ID", op)
+	case owner == "":
+		return false, fmt.Errorf("crawlstate/postgres: %s %q: empty owner; pass an identity unique to this worker", op, id)
+	case ttl <= 0:
+		return false, fmt.Errorf("crawlstate/postgres: %s %q: ttl %v; it must be positive", op, id, ttl)
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.alerts SET lease_owner = $2, lease_expires = $4
+WHERE id = $1 AND delivered_at = -9223372036854775808
+	AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires <= $3)`), id, owner, encTime(now), encTime(now.Add(ttl)))
+	if err != nil {
+		return false, fmt.Errorf("crawlstate/postgres: %s %q: %w", op, id, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	if err := s.alertExists(ctx, op, id); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+var _ = errors.New
