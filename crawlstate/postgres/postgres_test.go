@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
@@ -84,4 +87,47 @@ func TestNewerSchemaRefused(t *testing.T) {
 	var ve *postgres.SchemaVersionError
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, 999, ve.Have)
+}
+
+func TestClaimRace(t *testing.T) {
+	p := testPool(t)
+	s, err := postgres.OpenPool(context.Background(), p, postgres.WithSchema(testSchema(t, p)))
+	require.NoError(t, err)
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	const n = 5000
+	ds := make([]crawlstate.Discovered, n)
+	urls := make([]string, n)
+	for i := range ds {
+		urls[i] = fmt.Sprintf("https://ex.com/%05d", i)
+		ds[i] = crawlstate.Discovered{URL: urls[i]}
+	}
+	_, err = s.UpsertDiscovered(ctx, "docs", t0, ds)
+	require.NoError(t, err)
+	offered, err := s.Offer(ctx, "docs", t0, urls)
+	require.NoError(t, err)
+	require.Equal(t, n, offered)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for {
+				rows, _, _, err := s.Claim(ctx, "docs", t0, fmt.Sprint("w", w), t0, time.Hour, 50)
+				if !assert.NoError(t, err) || len(rows) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, r := range rows {
+					seen[r.URL]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, seen, n)
+	for u, c := range seen {
+		require.Equal(t, 1, c, "%s claimed %d times", u, c)
+	}
 }
