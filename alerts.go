@@ -99,7 +99,7 @@ func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 			break
 		}
 	}
-	st := e.cfg.State
+	st := e.st
 	now := e.cfg.Clock.Now()
 	if err != nil {
 		r.mu.Lock()
@@ -133,7 +133,7 @@ func (r *run) deliverPending(ctx context.Context) error {
 		return nil
 	}
 	for {
-		pending, err := e.cfg.State.PendingAlerts(ctx, r.source, 100)
+		pending, err := e.st.PendingAlerts(ctx, r.source, 100)
 		if err != nil {
 			return fmt.Errorf("recrawl: reading pending alerts: %w", err)
 		}
@@ -186,7 +186,7 @@ var ErrUnknownAlert = errors.New("recrawl: unknown alert")
 // content hashes, the changed chunks, every stage attempt and failure for
 // the page since the previous version, and the record IDs written.
 func (e *Engine) Explain(ctx context.Context, alertID string) (*Explanation, error) {
-	st := e.cfg.State
+	st := e.st
 	sa, err := st.Alert(ctx, alertID)
 	if errors.Is(err, crawlstate.ErrNotFound) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownAlert, alertID)
@@ -226,7 +226,7 @@ type DeadLetter struct {
 // DeadLetters lists the pages of source that keep failing, most failures
 // first.
 func (e *Engine) DeadLetters(ctx context.Context, source string) ([]DeadLetter, error) {
-	rows, err := e.cfg.State.DeadLetters(ctx, source, e.cfg.DeadLetterAfter)
+	rows, err := e.st.DeadLetters(ctx, source, e.cfg.DeadLetterAfter)
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: dead letters of %s: %w", source, err)
 	}

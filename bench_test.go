@@ -17,6 +17,7 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -40,7 +41,7 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		st, err := crawlstate.OpenSQLite(filepath.Join(b.TempDir(), "state.sqlite"))
+		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.sqlite"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func BenchmarkNotModified(b *testing.B) {
 	clk := clock.NewAutoFake(start)
 	site := testsite.New(testsite.Options{Pages: pages, Clock: clk, Words: 400, DocsChrome: true})
 	defer site.Close()
-	st, err := crawlstate.OpenSQLite(filepath.Join(b.TempDir(), "state.sqlite"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.sqlite"))
 	if err != nil {
 		b.Fatal(err)
 	}

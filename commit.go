@@ -205,7 +205,7 @@ func heavy(req commitReq) int {
 // write records results in one transaction; when it fails (and the run
 // goes on) each result is recorded alone, so each gets its own error.
 func (c *committer) write(results []crawlstate.Result) []error {
-	st := c.r.e.cfg.State
+	st := c.r.e.st
 	errs := make([]error, len(results))
 	err := st.Record(c.ctx, c.r.source, results)
 	if err == nil {

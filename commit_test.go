@@ -13,6 +13,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -20,7 +21,7 @@ import (
 // each Record a little (a slow disk, so results queue up behind it) and
 // can fail the results of chosen URLs.
 type countingState struct {
-	*crawlstate.SQLite
+	*sqlite.State
 	hold time.Duration
 
 	mu        sync.Mutex
@@ -42,7 +43,7 @@ func (s *countingState) Record(ctx context.Context, source string, results []cra
 	if bad {
 		return errors.New("disk I/O error")
 	}
-	if err := s.SQLite.Record(ctx, source, results); err != nil {
+	if err := s.State.Record(ctx, source, results); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -55,18 +56,18 @@ func (s *countingState) LogEvents(ctx context.Context, source string, events []c
 	s.mu.Lock()
 	s.logEvents++
 	s.mu.Unlock()
-	return s.SQLite.LogEvents(ctx, source, events)
+	return s.State.LogEvents(ctx, source, events)
 }
 
 func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	const pages = 120
 	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
-	sqlite, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "counted.sqlite"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counted.sqlite"))
 	require.NoError(t, err)
-	t.Cleanup(func() { sqlite.Close() })
-	cs := &countingState{SQLite: sqlite, hold: 2 * time.Millisecond, fail: map[string]bool{}}
+	t.Cleanup(func() { db.Close() })
+	cs := &countingState{State: db, hold: 2 * time.Millisecond, fail: map[string]bool{}}
 	var events []recrawl.Event
-	f.state = sqlite
+	f.state = db
 	f.eng = mustEngine(t, recrawl.Config{State: cs, Clock: f.clk, Workers: 8, Limits: limits(func(l *recrawl.Limits) { l.HostConcurrency = 8 }),
 		Observer: func(ev recrawl.Event) { events = append(events, ev) }})
 	rep := f.run()
@@ -77,7 +78,7 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	for i, ev := range events {
 		require.Equal(t, i+1, ev.Done, "outcomes are reported in commit order")
 	}
-	evs, err := sqlite.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), time.Time{})
+	evs, err := db.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), time.Time{})
 	require.NoError(t, err)
 	var stages []string
 	for _, e := range evs {
@@ -96,7 +97,7 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	require.Equal(t, pages, cs.results)
 	require.Less(t, cs.records, pages/4, "a transaction carries many 304s")
 	require.Zero(t, cs.logEvents)
-	evs, err = sqlite.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), rep.StartedAt)
+	evs, err = db.Events(context.Background(), f.src.Name(), f.site.PageURL(f.site.Paths()[0]), rep.StartedAt)
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "a 304 stores one event row: its fetch, in the transaction of its row")
 	require.Equal(t, recrawl.StageFetch, evs[0].Stage)
@@ -124,11 +125,11 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 func TestCancelledRunReportsOnlyCommittedOutcomes(t *testing.T) {
 	const pages = 80
 	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
-	sqlite, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "counted.sqlite"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counted.sqlite"))
 	require.NoError(t, err)
-	t.Cleanup(func() { sqlite.Close() })
-	cs := &countingState{SQLite: sqlite, hold: 3 * time.Millisecond, fail: map[string]bool{}}
-	f.state = sqlite
+	t.Cleanup(func() { db.Close() })
+	cs := &countingState{State: db, hold: 3 * time.Millisecond, fail: map[string]bool{}}
+	f.state = db
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := 0

@@ -276,7 +276,9 @@ func (e *ConfigError) add(field, format string, args ...any) {
 func (c *Config) validate() error {
 	var ce ConfigError
 	if c.State == nil {
-		ce.add("State", "required: open one with crawlstate.OpenSQLite")
+		ce.add("State", "required: open one with crawlstate/sqlite.Open")
+	} else if missing := missingAbilities(c.State); len(missing) > 0 {
+		ce.add("State", "%T lacks abilities the engine needs: %s", c.State, strings.Join(missing, ", "))
 	}
 	nonNegative := func(field string, v, def int) {
 		if v < 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -135,12 +136,12 @@ func (s killSink) Deliver(ctx context.Context, a alert.Alert) error {
 // killState embeds the SQLite state (so every optional ability stays
 // visible) and kills around commits.
 type killState struct {
-	*crawlstate.SQLite
+	*sqlite.State
 	k *killer
 }
 
 func (s killState) Record(ctx context.Context, source string, results []crawlstate.Result) error {
-	return s.k.around("commit", func() error { return s.SQLite.Record(ctx, source, results) })
+	return s.k.around("commit", func() error { return s.State.Record(ctx, source, results) })
 }
 
 // TestCrashChild is the child side of TestCrashRecovery.
@@ -152,7 +153,7 @@ func TestCrashChild(t *testing.T) {
 	var spec childSpec
 	require.NoError(t, json.Unmarshal([]byte(raw), &spec))
 	k := newKiller(spec.Kill)
-	st, err := crawlstate.OpenSQLite(spec.State)
+	st, err := sqlite.Open(context.Background(), spec.State)
 	require.NoError(t, err)
 	defer st.Close()
 	idx := openLogIndex(t, spec.Index)
@@ -255,7 +256,7 @@ func TestCrashRecovery(t *testing.T) {
 	// One clean run, late enough that every page is due.
 	clk.Advance(60 * 24 * time.Hour)
 	require.False(t, runChild(nil))
-	st, err := crawlstate.OpenSQLite(spec.State)
+	st, err := sqlite.Open(context.Background(), spec.State)
 	require.NoError(t, err)
 	defer st.Close()
 	alerts := readAlerts(t, spec.Alerts)

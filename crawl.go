@@ -47,7 +47,7 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	t := &ticket{b: &r.budget}
 	r.tickets[n] = t
 	r.mu.Unlock()
-	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	row, err := r.e.st.Get(ctx, r.source, n)
 	if err != nil {
 		return ctx, discover.Validators{}, "", fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}
@@ -74,7 +74,7 @@ func (h *pageHandler) Known(ctx context.Context, rawURL string) (discover.Valida
 	if err != nil {
 		return discover.Validators{}, false, nil
 	}
-	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	row, err := r.e.st.Get(ctx, r.source, n)
 	if errors.Is(err, crawlstate.ErrNotFound) {
 		return discover.Validators{}, false, nil
 	}
@@ -99,7 +99,7 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	if err != nil {
 		return nil, nil
 	}
-	row, err := r.e.cfg.State.Get(ctx, r.source, n)
+	row, err := r.e.st.Get(ctx, r.source, n)
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}

@@ -43,7 +43,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
 		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
-		Documents:    documents{st: e.cfg.State, source: r.source, at: r.start, d: d},
+		Documents:    documents{st: e.st, source: r.source, at: r.start, d: d},
 		OnUnchanged:  d.unchanged,
 		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
 		Pages:        &pageHandler{r: r, d: d},
@@ -96,7 +96,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		r.log.WarnContext(ctx, "discovery incomplete; nothing counted missing", "err", err)
 		return out, nil
 	}
-	n, err := e.cfg.State.MarkMissing(ctx, r.source, r.start, r.start, e.cfg.MissingRuns)
+	n, err := e.st.MarkMissing(ctx, r.source, r.start, r.start, e.cfg.MissingRuns)
 	if err != nil {
 		return discovery{}, fmt.Errorf("recrawl: marking missing URLs: %w", err)
 	}
@@ -230,7 +230,7 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 		return d.storeDocsLocked(ctx)
 	}
 	d.upserts++
-	st, err := r.e.cfg.State.UpsertDiscovered(ctx, r.source, r.start, d.batch)
+	st, err := r.e.st.UpsertDiscovered(ctx, r.source, r.start, d.batch)
 	if err != nil {
 		d.stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)
 		return d.stateErr
@@ -250,7 +250,7 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 func (d *discoverer) storeDocsLocked(ctx context.Context) error {
 	r := d.r
 	for i, doc := range d.docs {
-		if err := r.e.cfg.State.PutDocument(ctx, r.source, doc); err != nil {
+		if err := r.e.st.PutDocument(ctx, r.source, doc); err != nil {
 			d.docs = d.docs[i:]
 			d.stateErr = fmt.Errorf("recrawl: storing the state of %s: %w", doc.URL, err)
 			return d.stateErr
@@ -269,7 +269,7 @@ func (d *discoverer) rowsChanged() int {
 // unchanged marks the URLs an unchanged document listed before as seen.
 func (d *discoverer) unchanged(ctx context.Context, docURL string) error {
 	r := d.r
-	n, err := r.e.cfg.State.TouchListed(ctx, r.source, docURL, r.start)
+	n, err := r.e.st.TouchListed(ctx, r.source, docURL, r.start)
 	if err != nil {
 		return fmt.Errorf("recrawl: marking the URLs of unchanged %s seen: %w", docURL, err)
 	}
@@ -304,7 +304,7 @@ func (r *run) skip(url, reason string) {
 // in a run is stamped with the run's start, the LastSeen of the URLs it
 // listed, which TouchListed relies on.
 type documents struct {
-	st     crawlstate.State
+	st     store
 	source string
 	at     time.Time
 	// d, when set, holds each stored document back until the batch of

@@ -27,6 +27,7 @@ var ErrRunInProgress = crawlstate.ErrRunInProgress
 // source fails with ErrRunInProgress.
 type Engine struct {
 	cfg     Config
+	st      store // cfg.State with the abilities the engine uses
 	limits  Limits
 	polite  *fetch.Polite
 	client  *http.Client
@@ -82,7 +83,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Engine{cfg: cfg, limits: *cfg.Limits}
+	e := &Engine{cfg: cfg, limits: *cfg.Limits, st: cfg.State.(store)} // validate checked it
 	base := cfg.HTTPClient
 	rt := transportOf(base, e.limits.hostConcurrency())
 	if e.limits.BlockPrivate {
@@ -309,7 +310,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
 	r.log = e.cfg.Logger.With("source", r.source)
-	st := e.cfg.State
+	st := e.st
 	if err := r.lock(ctx); err != nil {
 		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
@@ -545,7 +546,7 @@ func (r *run) outcome(count func() Event) {
 // means rows are due already. The zero time means the source has no live
 // rows yet: run it now to discover them.
 func (e *Engine) NextDue(ctx context.Context, src discover.Source) (time.Time, error) {
-	t, ok, err := e.cfg.State.NextDue(ctx, src.Name())
+	t, ok, err := e.st.NextDue(ctx, src.Name())
 	if err != nil {
 		return time.Time{}, fmt.Errorf("recrawl: next due of %s: %w", src.Name(), err)
 	}
@@ -589,7 +590,7 @@ const handOnRows = 10_000
 // reading its planning columns, and reading it again from the due queue
 // half as much again as those.
 func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row) (schedule.Scheduler, error) {
-	st := e.cfg.State
+	st := e.st
 	starts, err := st.Runs(ctx, source, planRuns)
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: planning: %w", err)

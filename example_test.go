@@ -11,7 +11,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -29,7 +29,7 @@ func ExampleEngine_Run() {
 
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
 	defer os.RemoveAll(dir)
-	state, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -67,7 +67,7 @@ func ExampleNew() {
 		}
 	}
 	// Output:
-	// State: required: open one with crawlstate.OpenSQLite
+	// State: required: open one with crawlstate/sqlite.Open
 	// Workers: must be >= 0 (0 means 4), got -2
 }
 
@@ -93,7 +93,7 @@ func ExampleEngine_Check() {
 	defer site.Close()
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
 	defer os.RemoveAll(dir)
-	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, _ := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	defer state.Close()
 	eng, _ := recrawl.New(recrawl.Config{State: state})
 
@@ -117,7 +117,7 @@ func ExampleEngine_NextDue() {
 	defer site.Close()
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
 	defer os.RemoveAll(dir)
-	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, _ := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	defer state.Close()
 	eng, _ := recrawl.New(recrawl.Config{State: state, Clock: clk, Scheduler: schedule.DefaultHalving, Jitter: -1})
 	src := discover.Sitemap{URL: site.SitemapURL()}
@@ -143,7 +143,7 @@ func ExampleEngine_Explain() {
 	defer site.Close()
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
 	defer os.RemoveAll(dir)
-	state, _ := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, _ := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	defer state.Close()
 	emb, _ := embed.NewHashing(128)
 	var alerts []recrawl.Alert
@@ -189,7 +189,7 @@ func ExampleEngine_LastModTrust() {
 	defer site.Close()
 	dir, _ := os.MkdirTemp("", "recrawl-example-")
 	defer os.RemoveAll(dir)
-	state, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	if err != nil {
 		fmt.Println(err)
 		return

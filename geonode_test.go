@@ -114,8 +114,7 @@ func TestPaymentRequiredStopsTheRunAndLeavesRowsDue(t *testing.T) {
 	require.ErrorIs(t, err, geonode.ErrPaymentRequired)
 	require.Equal(t, recrawl.StopError, rep.StoppedBy)
 	require.Equal(t, 5, rep.New)
-	due, err := g.state.CountDue(context.Background(), g.src.Name(), g.clk.Now())
-	require.NoError(t, err)
+	due := countDue(t, g.state, g.src.Name(), g.clk.Now())
 	require.Equal(t, 15, due, "what was not fetched stays due")
 }
 
@@ -130,8 +129,7 @@ func TestStuckBatchLeavesRowsDue(t *testing.T) {
 	require.Equal(t, 40, rep.Failed[recrawl.StageFetch])
 	require.Positive(t, g.api.Count(http.MethodDelete, "/v1/batch/"), "the stuck job was cancelled")
 	require.Equal(t, 40, rep.RetriesDeferred)
-	due, err := g.state.CountDue(context.Background(), g.src.Name(), g.clk.Now().Add(recrawl.FailureBackoff))
-	require.NoError(t, err)
+	due := countDue(t, g.state, g.src.Name(), g.clk.Now().Add(recrawl.FailureBackoff))
 	require.Equal(t, 40, due, "the rows without a result are due again after the backoff")
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
@@ -22,7 +24,7 @@ import (
 // readCounter counts the row reads of a SQLite state: due queue pages,
 // planning pages and whole live-row pages.
 type readCounter struct {
-	*crawlstate.SQLite
+	*sqlite.State
 	mu               sync.Mutex
 	due, plan, whole int
 }
@@ -31,21 +33,21 @@ func (s *readCounter) Due(ctx context.Context, source string, now time.Time, aft
 	s.mu.Lock()
 	s.due++
 	s.mu.Unlock()
-	return s.SQLite.Due(ctx, source, now, after, limit)
+	return s.State.Due(ctx, source, now, after, limit)
 }
 
 func (s *readCounter) PlanRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	s.mu.Lock()
 	s.plan++
 	s.mu.Unlock()
-	return s.SQLite.PlanRows(ctx, source, after, limit)
+	return s.State.PlanRows(ctx, source, after, limit)
 }
 
 func (s *readCounter) LiveRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	s.mu.Lock()
 	s.whole++
 	s.mu.Unlock()
-	return s.SQLite.LiveRows(ctx, source, after, limit)
+	return s.State.LiveRows(ctx, source, after, limit)
 }
 
 // reads returns the counts since the last call.
@@ -60,7 +62,7 @@ func (s *readCounter) reads() (due, plan, whole int) {
 // planOnly is a state that lists rows for planning but not whole: every
 // run reads its due rows from the due queue.
 type planOnly struct {
-	crawlstate.State
+	statetest.Full
 	pl crawlstate.PlanLister
 }
 
@@ -84,13 +86,13 @@ func newHandOnSide(t *testing.T, pages int, sched schedule.Scheduler, whole bool
 	s := &handOnSide{clk: clock.NewAutoFake(start)}
 	s.site = testsite.New(testsite.Options{Pages: pages, Clock: s.clk, Host: "docs.example"})
 	t.Cleanup(s.site.Close)
-	st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	s.reads = &readCounter{SQLite: st}
+	s.reads = &readCounter{State: st}
 	var state crawlstate.State = s.reads
 	if !whole {
-		state = planOnly{State: s.reads, pl: s.reads}
+		state = planOnly{Full: s.reads, pl: s.reads}
 	}
 	s.eng = mustEngine(t, recrawl.Config{
 		State: state, Clock: s.clk, HTTPClient: s.site.Client(), Workers: 1, BatchSize: 8,

@@ -75,7 +75,7 @@ func newOwner(start time.Time) lockOwner {
 // that no longer exists (a crashed run) is taken over at once instead of
 // waiting for it to expire.
 func (r *run) lock(ctx context.Context) error {
-	st := r.e.cfg.State
+	st := r.e.st
 	err := st.Lock(ctx, r.source, r.owner, r.start, r.e.cfg.LockTTL)
 	var held *crawlstate.LockHeldError
 	if !errors.As(err, &held) {
@@ -139,7 +139,7 @@ func (r *run) refreshLock(ctx context.Context) {
 // run. It reports whether the lock is still held.
 func (r *run) refresh(ctx context.Context, now time.Time) bool {
 	e := r.e
-	if err := e.cfg.State.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
+	if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}

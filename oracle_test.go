@@ -21,6 +21,8 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -221,10 +223,10 @@ type verdict struct {
 // checkOracle compares the engine's state, index records and delivered
 // alerts after a clean run at now with a fresh crawl of the site's true
 // state at the same time.
-func checkOracle(t testing.TB, site *testsite.Site, src discover.Source, st crawlstate.State, records map[string]record, alerts []alert.Alert, now time.Time) verdict {
+func checkOracle(t testing.TB, site *testsite.Site, src discover.Source, st statetest.Full, records map[string]record, alerts []alert.Alert, now time.Time) verdict {
 	t.Helper()
 	ctx := context.Background()
-	refState, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "reference.sqlite"))
+	refState, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "reference.sqlite"))
 	require.NoError(t, err)
 	defer refState.Close()
 	refIdx := openLogIndex(t, filepath.Join(t.TempDir(), "reference.index"))

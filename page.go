@@ -130,7 +130,7 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		if !crawl {
 			return nil
 		}
-		links, err := e.cfg.State.Links(ctx, r.source, row.URL)
+		links, err := e.st.Links(ctx, r.source, row.URL)
 		if err != nil && ctx.Err() == nil {
 			// The page is recorded; the crawl cannot go on from it.
 			r.log.WarnContext(ctx, "reading stored links failed; the crawl does not follow them", "url", row.URL, "err", err)
@@ -191,7 +191,7 @@ func (p *pageRun) logEvents(ctx context.Context) {
 	if len(p.events) == 0 {
 		return
 	}
-	if err := p.r.e.cfg.State.LogEvents(context.WithoutCancel(ctx), p.r.source, p.events); err != nil {
+	if err := p.r.e.st.LogEvents(context.WithoutCancel(ctx), p.r.source, p.events); err != nil {
 		p.r.log.WarnContext(ctx, "logging stage events failed", "url", p.row.URL, "err", err)
 	}
 	p.events = nil
@@ -243,7 +243,7 @@ func (p *pageRun) gone(ctx context.Context) {
 	var a *alert.Alert
 	if r.e.cfg.Alerts != nil && p.row.ContentHash != "" {
 		a = p.newAlert(alert.Removed, p.row.ContentHash, "")
-		old, err := r.e.cfg.State.Chunks(ctx, r.source, p.row.URL)
+		old, err := r.e.st.Chunks(ctx, r.source, p.row.URL)
 		if err != nil {
 			p.fail(ctx, StageAlert, fmt.Errorf("reading the removed page's chunks: %w", err))
 			return
@@ -328,7 +328,7 @@ func (p *pageRun) notDocument(ctx context.Context) {
 	r := p.r
 	r.stage(StageCommit, 0)
 	res := crawlstate.Result{URL: p.row.URL, At: p.now, Excluded: SkipNotDocument}
-	if err := r.e.cfg.State.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
+	if err := r.e.st.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
 		if ctx.Err() == nil {
 			p.fail(ctx, StageCommit, err)
 		}
@@ -363,7 +363,7 @@ func (p *pageRun) aliasOf(canonical string) string {
 // canonical discovered (due now, fetched as its own row, by a later run).
 func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical string) {
 	r := p.r
-	st := r.e.cfg.State
+	st := r.e.st
 	if _, err := st.UpsertDiscovered(ctx, r.source, r.start, []crawlstate.Discovered{{URL: canonical, OriginalURL: p.resp.FinalURL}}); err != nil {
 		p.fail(ctx, StageCommit, err)
 		return
@@ -475,7 +475,7 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 	wait := r.backoff(row, cause)
 	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", wait)
 	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: now.Add(wait)}
-	if err := e.cfg.State.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
+	if err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
 		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
 	} else {

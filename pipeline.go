@@ -52,7 +52,7 @@ func (p *pageRun) missingChunks(ctx context.Context) bool {
 	if p.r.e.cfg.Index == nil {
 		return false
 	}
-	old, err := p.r.e.cfg.State.Chunks(ctx, p.r.source, p.row.URL)
+	old, err := p.r.e.st.Chunks(ctx, p.r.source, p.row.URL)
 	// An unreadable chunk list is indexed again: index reads it once
 	// more and fails the page at the chunk stage if it still cannot.
 	return err != nil || len(old) == 0
@@ -63,7 +63,7 @@ func (p *pageRun) missingChunks(ctx context.Context) bool {
 // version's. It returns the chunk list to commit and how it changed.
 func (p *pageRun) index(ctx context.Context, markdown, hash, title string) ([]crawlstate.Chunk, chunkDiff, bool) {
 	r, e := p.r, p.r.e
-	st := e.cfg.State
+	st := e.st
 	r.stage(StageChunk, 0)
 	split := chunk.Split(markdown, e.cfg.Chunking)
 	if len(split) == 0 {
@@ -131,7 +131,7 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 	for i, c := range chunks {
 		hashes[i] = c.TextHash
 	}
-	cached, err := e.cfg.State.Vectors(ctx, model, hashes)
+	cached, err := e.st.Vectors(ctx, model, hashes)
 	if err != nil {
 		cached = nil
 		r.log.WarnContext(ctx, "reading cached vectors failed; embedding everything", "err", err)
@@ -174,7 +174,7 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 		for k, i := range todo {
 			fresh[chunks[i].TextHash] = got[k]
 		}
-		if err := e.cfg.State.PutVectors(ctx, model, fresh); err != nil {
+		if err := e.st.PutVectors(ctx, model, fresh); err != nil {
 			r.log.WarnContext(ctx, "caching vectors failed", "err", err)
 		}
 		if cached == nil {
@@ -250,7 +250,7 @@ func (p *pageRun) upsert(ctx context.Context, chunks []crawlstate.Chunk, vectors
 // deleteRecords removes every record of the page's stored version.
 func (p *pageRun) deleteRecords(ctx context.Context) bool {
 	e := p.r.e
-	old, err := e.cfg.State.Chunks(ctx, p.r.source, p.row.URL)
+	old, err := e.st.Chunks(ctx, p.r.source, p.row.URL)
 	if err != nil {
 		p.fail(ctx, StageIndex, err)
 		return false

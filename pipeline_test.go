@@ -16,6 +16,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/fingerprint"
 	"github.com/recrawl/recrawl/index"
@@ -241,7 +242,7 @@ func TestUncertainAcknowledgementRedeliversTheSameID(t *testing.T) {
 // failingState fails Record (the commit) while failing is set: a crash
 // between the index upsert and the commit.
 type failingState struct {
-	*crawlstate.SQLite
+	*sqlite.State
 	failing atomic.Bool
 }
 
@@ -249,12 +250,12 @@ func (s *failingState) Record(ctx context.Context, source string, results []craw
 	if s.failing.Load() {
 		return errors.New("disk I/O error")
 	}
-	return s.SQLite.Record(ctx, source, results)
+	return s.State.Record(ctx, source, results)
 }
 
 func TestReplayAfterACrashWritesNoDuplicateRecords(t *testing.T) {
 	p := newPipeline(t, testsite.Options{Pages: 4}, nil)
-	fs := &failingState{SQLite: p.state}
+	fs := &failingState{State: p.state}
 	eng, err := recrawl.New(recrawl.Config{State: fs, Clock: p.clk, Embedder: p.emb, Index: p.idx, Limits: limits(func(*recrawl.Limits) {})})
 	require.NoError(t, err)
 	fs.failing.Store(true)

@@ -13,16 +13,17 @@ import (
 
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/schedule"
 )
 
 // planState returns a state holding n fetched rows of source, each with a
 // full window of checks of one of mix A's rates.
-func planState(tb testing.TB, n int, source string, t0 time.Time) *crawlstate.SQLite {
+func planState(tb testing.TB, n int, source string, t0 time.Time) *sqlite.State {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := crawlstate.OpenSQLite(filepath.Join(tb.TempDir(), "state.sqlite"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "state.sqlite"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -56,8 +57,9 @@ func planState(tb testing.TB, n int, source string, t0 time.Time) *crawlstate.SQ
 	return st
 }
 
-// onlyState hides the optional abilities of a State.
-type onlyState struct{ crawlstate.State }
+// onlyState hides the optional abilities of a State the engine does not
+// need (PlanLister, LiveLister).
+type onlyState struct{ store }
 
 // Planning reads the rows the same through crawlstate.PlanLister as
 // through the due queue: the same plan.

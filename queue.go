@@ -193,7 +193,7 @@ func (e *Engine) walkHanded(ctx context.Context, rows []*crawlstate.Row, page fu
 func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page func(int), fn func(*crawlstate.Row) bool) error {
 	var after crawlstate.Key
 	for {
-		rows, err := e.cfg.State.Due(ctx, source, now, after, e.cfg.BatchSize)
+		rows, err := e.st.Due(ctx, source, now, after, e.cfg.BatchSize)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

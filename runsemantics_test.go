@@ -16,6 +16,8 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -236,7 +238,7 @@ and <a href="/docs/">the index</a>.</p>`)
 
 // readFailingState fails chosen reads.
 type readFailingState struct {
-	crawlstate.State
+	statetest.Full
 	document, chunks, links atomic.Bool
 }
 
@@ -246,28 +248,28 @@ func (s *readFailingState) Document(ctx context.Context, source, url string) (cr
 	if s.document.Load() {
 		return crawlstate.Document{}, errInjected
 	}
-	return s.State.Document(ctx, source, url)
+	return s.Full.Document(ctx, source, url)
 }
 
 func (s *readFailingState) Chunks(ctx context.Context, source, url string) ([]crawlstate.Chunk, error) {
 	if s.chunks.Load() {
 		return nil, errInjected
 	}
-	return s.State.Chunks(ctx, source, url)
+	return s.Full.Chunks(ctx, source, url)
 }
 
 func (s *readFailingState) Links(ctx context.Context, source, url string) ([]string, error) {
 	if s.links.Load() {
 		return nil, errInjected
 	}
-	return s.State.Links(ctx, source, url)
+	return s.Full.Links(ctx, source, url)
 }
 
 func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 	ctx := context.Background()
 	t.Run("discovery document", func(t *testing.T) {
 		f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
-		st := &readFailingState{State: f.state}
+		st := &readFailingState{Full: f.state}
 		st.document.Store(true)
 		f.eng = mustEngine(t, recrawl.Config{State: st, Clock: f.clk, Limits: limits(func(*recrawl.Limits) {}), SitemapTrust: recrawl.TrustAuthoritative})
 		rep, err := f.eng.Run(ctx, discover.Entry{URL: f.site.SitemapURL()})
@@ -276,7 +278,7 @@ func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 	})
 	t.Run("chunks of a removed page", func(t *testing.T) {
 		f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
-		st := &readFailingState{State: f.state}
+		st := &readFailingState{Full: f.state}
 		var got []recrawl.Alert
 		f.eng = mustEngine(t, recrawl.Config{State: st, Clock: f.clk, Limits: limits(func(*recrawl.Limits) {}),
 			Alerts: alert.Func(func(_ context.Context, a alert.Alert) error { got = append(got, a); return nil })})
@@ -297,7 +299,7 @@ func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 	})
 	t.Run("links of an unchanged crawled page", func(t *testing.T) {
 		f := newFixture(t, testsite.Options{Pages: 5}, recrawl.Config{})
-		st := &readFailingState{State: f.state}
+		st := &readFailingState{Full: f.state}
 		f.eng = mustEngine(t, recrawl.Config{State: st, Clock: f.clk, Limits: limits(func(*recrawl.Limits) {})})
 		f.src = discover.Crawl{URL: f.site.PageURL(f.site.Paths()[0]), SourceName: "crawl"}
 		f.run()
@@ -312,7 +314,7 @@ func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 
 // failingUpserts fails UpsertDiscovered while fail is set.
 type failingUpserts struct {
-	*crawlstate.SQLite
+	*sqlite.State
 	fail atomic.Bool
 }
 
@@ -320,14 +322,14 @@ func (s *failingUpserts) UpsertDiscovered(ctx context.Context, source string, no
 	if s.fail.Load() {
 		return crawlstate.UpsertStats{}, errors.New("disk full")
 	}
-	return s.SQLite.UpsertDiscovered(ctx, source, now, urls)
+	return s.State.UpsertDiscovered(ctx, source, now, urls)
 }
 
 // A sitemap whose URLs could not be stored is not remembered as seen:
 // the next run requests it in full (no 304) and stores the page it lists.
 func TestLostDiscoveryIsNotRememberedAsUnchanged(t *testing.T) {
 	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
-	st := &failingUpserts{SQLite: f.state}
+	st := &failingUpserts{State: f.state}
 	l := recrawl.DefaultLimits()
 	l.RequestDelay = 0
 	eng, err := recrawl.New(recrawl.Config{State: st, Clock: f.clk, Limits: &l})

@@ -21,7 +21,7 @@ type trust struct {
 // loadTrust reads the source's trust counts.
 func (r *run) loadTrust(ctx context.Context) error {
 	r.trust.learned = r.e.cfg.SitemapTrust == TrustLearned
-	c, err := r.e.cfg.State.LastModTrust(ctx, r.source)
+	c, err := r.e.st.LastModTrust(ctx, r.source)
 	if err != nil {
 		return fmt.Errorf("recrawl: reading the sitemap trust of %s: %w", r.source, err)
 	}
@@ -51,7 +51,7 @@ func (r *run) saveTrust(ctx context.Context) error {
 	if d.Total() == 0 {
 		return nil
 	}
-	err := r.e.cfg.State.AddLastModTrust(context.WithoutCancel(ctx), r.source, crawlstate.LastModCounts(d), schedule.DefaultTrustMemory)
+	err := r.e.st.AddLastModTrust(context.WithoutCancel(ctx), r.source, crawlstate.LastModCounts(d), schedule.DefaultTrustMemory)
 	if err != nil {
 		return fmt.Errorf("recrawl: storing the sitemap trust of %s: %w", r.source, err)
 	}
@@ -79,7 +79,7 @@ func (r *run) hinted(p schedule.Page, row crawlstate.Row) schedule.Page {
 // Recall summarize them). The engine counts them under every SitemapTrust;
 // TrustLearned uses them.
 func (e *Engine) LastModTrust(ctx context.Context, src string) (schedule.LastModTrust, error) {
-	c, err := e.cfg.State.LastModTrust(ctx, src)
+	c, err := e.st.LastModTrust(ctx, src)
 	if err != nil {
 		return schedule.LastModTrust{}, fmt.Errorf("recrawl: sitemap trust of %s: %w", src, err)
 	}

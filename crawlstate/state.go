@@ -5,7 +5,7 @@
 // vectors, pending alerts, discovery documents and stage events.
 //
 // State is the interface the engine needs; nothing SQLite-specific leaks
-// through it. SQLite (OpenSQLite) is the default implementation, and the
+// through it. crawlstate/sqlite is the default implementation, and the
 // conformance suite in crawlstate/statetest pins the contract for any other.
 //
 // Rows are keyed by (source, normalized URL). The due queue is a query over
@@ -156,7 +156,7 @@ type Result struct {
 	ReplaceChunks bool
 	// Excluded, when not empty, records an answer that is not a page: the
 	// row gets LastFetched = At, Failures reset, Excluded set, and leaves
-	// the due queue (Due, CountDue and NextDue skip it) until
+	// the due queue (Due and NextDue skip it) until
 	// UpsertDiscovered bumps it with a moved lastmod; every other field
 	// of the Result is ignored and the row keeps its content hash,
 	// validators, links and chunks. Any other Result clears Excluded.
@@ -278,9 +278,15 @@ func (e *LockHeldError) Unwrap() error { return ErrRunInProgress }
 // by another holder.
 var ErrLockLost = errors.New("crawlstate: run lock lost")
 
-// State stores per-URL crawl state. Implementations are safe for concurrent
-// use. Every method that writes several rows does so in one transaction:
-// either all of it is stored or none.
+// State stores per-URL crawl state: the rows, the due queue, the results
+// and the run lock, which is what every store must do. Implementations are
+// safe for concurrent use. Every method that writes several rows does so in
+// one transaction: either all of it is stored or none. What a store may do
+// beside (cache vectors, keep alerts, discovery documents, stage events,
+// run starts, lastmod trust; share a source between workers) are the
+// optional abilities of abilities.go, found by type assertion. Result
+// fields that belong to an ability the store lacks (Links, Chunks, Alert,
+// Events) are ignored by it.
 type State interface {
 	// UpsertDiscovered records that discovery listed urls at now: new URLs
 	// are inserted due now; existing rows get LastSeen = now and
@@ -313,9 +319,6 @@ type State interface {
 	// after the position after (the zero Key starts at the beginning).
 	// A limit below 1 is an error.
 	Due(ctx context.Context, source string, now time.Time, after Key, limit int) ([]Row, error)
-
-	// CountDue returns how many rows of source are due at now (as Due).
-	CountDue(ctx context.Context, source string, now time.Time) (int, error)
 
 	// NextDue returns the earliest NextCheck among rows of source that are
 	// neither gone nor excluded; ok is false when there are none.
@@ -353,83 +356,6 @@ type State interface {
 	// Unlock releases owner's lock; releasing a lock not held is not an
 	// error.
 	Unlock(ctx context.Context, source, owner string) error
-
-	// Links returns the outgoing links stored for a page (nil if none), or
-	// ErrNotFound for an unknown row.
-	Links(ctx context.Context, source, url string) ([]string, error)
-
-	// Chunks returns a page's current chunk list in ordinal order (nil if
-	// none), or ErrNotFound for an unknown row.
-	Chunks(ctx context.Context, source, url string) ([]Chunk, error)
-
-	// Vectors returns the cached embedding vectors of the given chunk text
-	// hashes for an embedder model; hashes without a vector are absent from
-	// the map. An empty model is an error.
-	Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error)
-	// PutVectors caches embedding vectors by model and chunk text hash,
-	// replacing cached ones. An empty model, hash or vector is an error,
-	// and then nothing is stored.
-	PutVectors(ctx context.Context, model string, vectors map[string][]float32) error
-
-	// PendingAlerts returns up to limit undelivered alerts of source,
-	// oldest first (by CreatedAt, then ID). A limit below 1 is an error.
-	PendingAlerts(ctx context.Context, source string, limit int) ([]Alert, error)
-	// Alert returns a stored alert by ID, or ErrNotFound.
-	Alert(ctx context.Context, id string) (Alert, error)
-	// MarkDelivered records that the sink acknowledged the alert. It is
-	// idempotent (the first DeliveredAt is kept); an unknown ID is
-	// ErrNotFound; a zero at is an error.
-	MarkDelivered(ctx context.Context, id string, at time.Time) error
-	// MarkAlertFailed counts a failed delivery attempt (Attempts + 1,
-	// LastError); the alert stays pending. A delivered alert is left as it
-	// is; an unknown ID is ErrNotFound.
-	MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error
-
-	// Document returns what discovery stored about one of its documents,
-	// or ErrNotFound.
-	Document(ctx context.Context, source, url string) (Document, error)
-	// PutDocument stores it, replacing a stored one. An empty source or
-	// URL is an error.
-	PutDocument(ctx context.Context, source string, doc Document) error
-	// TouchListed marks every row of source whose ListedIn is via as seen
-	// at now (LastSeen = now, MissingRuns = 0), as UpsertDiscovered would:
-	// the document answered 304, so it lists what it listed before. When a
-	// Document is stored for via, only rows seen at or after its FetchedAt
-	// (the document's last full read) are touched, so a URL the document
-	// stopped listing stays missing. Gone rows are touched too and stay
-	// gone. It returns how many rows it touched. An empty via is an error.
-	TouchListed(ctx context.Context, source, via string, now time.Time) (int, error)
-
-	// LogEvents appends stage events of source's pages in one
-	// transaction. An empty source, or an event without URL or Stage, is
-	// an error, and then nothing is stored.
-	LogEvents(ctx context.Context, source string, events []StageEvent) error
-	// Events returns the stage events of one page at or after since,
-	// oldest first; events with equal times in the order they were logged.
-	Events(ctx context.Context, source, url string, since time.Time) ([]StageEvent, error)
-
-	// DeadLetters returns the rows of source that failed at least
-	// minFailures times in a row, most failures first, then by URL. A
-	// minFailures below 1 is an error.
-	DeadLetters(ctx context.Context, source string, minFailures int) ([]Row, error)
-
-	// RecordRun stores that a run of source started at start; a start
-	// already recorded is stored once. Only the latest KeepRuns starts of
-	// a source are kept. An empty source or a zero start is an error.
-	RecordRun(ctx context.Context, source string, start time.Time) error
-	// Runs returns the latest starts recorded for source, newest first, at
-	// most limit of them (none: an empty slice). A limit below 1 is an
-	// error.
-	Runs(ctx context.Context, source string, limit int) ([]time.Time, error)
-
-	// LastModTrust returns the sitemap lastmod trust counts stored for
-	// source; zero counts when none are. An empty source is an error.
-	LastModTrust(ctx context.Context, source string) (LastModCounts, error)
-	// AddLastModTrust adds delta to the counts of source in one
-	// transaction, then scales them down so that they add up to at most
-	// keep (keep <= 0: no scaling). An empty source, or a negative or
-	// non-finite count, is an error, and then nothing is stored.
-	AddLastModTrust(ctx context.Context, source string, delta LastModCounts, keep float64) error
 
 	// Close releases the store.
 	Close() error

@@ -1,10 +1,12 @@
 package statetest_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 )
 
@@ -13,7 +15,7 @@ import (
 func ExampleRun() {
 	testConformance := func(t *testing.T) {
 		statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
-			s, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.db"), crawlstate.WithOptions(opts))
+			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), sqlite.WithOptions(opts))
 			if err != nil {
 				t.Fatal(err)
 			}

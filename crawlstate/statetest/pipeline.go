@@ -15,28 +15,28 @@ import (
 // This file pins what the pipeline keeps beside the rows: links, chunks,
 // alerts, the vector cache, discovery documents and stage events.
 
-func links(t *testing.T, s crawlstate.State, source, u string) []string {
+func links(t *testing.T, s Full, source, u string) []string {
 	t.Helper()
 	l, err := s.Links(ctxT(t), source, u)
 	require.NoError(t, err)
 	return l
 }
 
-func chunks(t *testing.T, s crawlstate.State, source, u string) []crawlstate.Chunk {
+func chunks(t *testing.T, s Full, source, u string) []crawlstate.Chunk {
 	t.Helper()
 	c, err := s.Chunks(ctxT(t), source, u)
 	require.NoError(t, err)
 	return c
 }
 
-func getAlert(t *testing.T, s crawlstate.State, id string) crawlstate.Alert {
+func getAlert(t *testing.T, s Full, id string) crawlstate.Alert {
 	t.Helper()
 	a, err := s.Alert(ctxT(t), id)
 	require.NoError(t, err)
 	return a
 }
 
-func pendingIDs(t *testing.T, s crawlstate.State, source string, limit int) []string {
+func pendingIDs(t *testing.T, s Full, source string, limit int) []string {
 	t.Helper()
 	as, err := s.PendingAlerts(ctxT(t), source, limit)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func record(t *testing.T, s crawlstate.State, source string, rs ...crawlstate.Re
 }
 
 func testRecordLinks(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	upsert(t, s, src, t0, disc(a, b))
 	require.Nil(t, links(t, s, src, a), "a known row without links")
@@ -99,7 +99,7 @@ func sampleChunks() []crawlstate.Chunk {
 }
 
 func testRecordChunks(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	upsert(t, s, src, t0, disc(a, b))
 	require.Nil(t, chunks(t, s, src, a), "a known row without chunks")
@@ -134,7 +134,7 @@ func testRecordChunks(t *testing.T, open Opener) {
 }
 
 func testRecordChunksDuplicate(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	upsert(t, s, src, t0, disc(a, b))
 	dup := []crawlstate.Chunk{{Ordinal: 0, TextHash: "x"}, {Ordinal: 1, TextHash: "y"}, {Ordinal: 0, TextHash: "z"}}
@@ -149,7 +149,7 @@ func testRecordChunksDuplicate(t *testing.T, open Opener) {
 }
 
 func testRecordAlert(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	u := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(u))
 	created := t0.Add(time.Minute + 1)
@@ -200,7 +200,7 @@ func testRecordAlert(t *testing.T, open Opener) {
 }
 
 func testRecordAlertBad(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	upsert(t, s, src, t0, disc(a, b))
 	for _, tc := range []struct {
@@ -222,7 +222,7 @@ func testRecordAlertBad(t *testing.T, open Opener) {
 }
 
 func testRecordAtomicExtras(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(a))
 	oldLinks := []string{"https://ex.com/old"}
@@ -264,7 +264,7 @@ func alertAt(t *testing.T, s crawlstate.State, source, u, id string, created tim
 }
 
 func testPendingAlerts(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	u := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(u))
 	upsert(t, s, "other", t0, disc(u))
@@ -300,7 +300,7 @@ func testPendingAlerts(t *testing.T, open Opener) {
 }
 
 func testMarkDelivered(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	u := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(u))
 	alertAt(t, s, src, u, "id-1", t0)
@@ -318,7 +318,7 @@ func testMarkDelivered(t *testing.T, open Opener) {
 }
 
 func testMarkAlertFailed(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	u := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(u))
 	alertAt(t, s, src, u, "id-1", t0)
@@ -346,7 +346,7 @@ func testMarkAlertFailed(t *testing.T, open Opener) {
 }
 
 func testVectors(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	v1 := []float32{0.25, -1.5, math.MaxFloat32, math.SmallestNonzeroFloat32, float32(math.Inf(-1))}
 	v2 := []float32{1, 2, 3}
 	in := map[string][]float32{"h1": v1, "h2": v2}
@@ -385,7 +385,7 @@ func testVectors(t *testing.T, open Opener) {
 
 // Many hashes at once: a large batch of pages asks for thousands.
 func testVectorsMany(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	const n = 2000
 	hashes := make([]string, n)
 	put := map[string][]float32{}
@@ -402,7 +402,7 @@ func testVectorsMany(t *testing.T, open Opener) {
 }
 
 func testPutVectorsBad(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	for _, tc := range []struct {
 		name  string
 		model string
@@ -421,7 +421,7 @@ func testPutVectorsBad(t *testing.T, open Opener) {
 }
 
 func testDocuments(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	const sm = "https://ex.com/sitemap.xml"
 	_, err := s.Document(ctxT(t), src, sm)
 	require.ErrorIs(t, err, crawlstate.ErrNotFound)
@@ -456,7 +456,7 @@ func testDocuments(t *testing.T, open Opener) {
 }
 
 func testStageEvents(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	t1, t2 := t0.Add(time.Minute+1), t0.Add(2*time.Minute)
 	require.NoError(t, s.LogEvents(ctxT(t), src, []crawlstate.StageEvent{
@@ -504,7 +504,7 @@ func testStageEvents(t *testing.T, open Opener) {
 }
 
 func testRecordEvents(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a, b := "https://ex.com/a", "https://ex.com/b"
 	upsert(t, s, src, t0, disc(a, b))
 	t1 := t0.Add(time.Minute)
@@ -541,7 +541,7 @@ func testRecordEvents(t *testing.T, open Opener) {
 }
 
 func testLogEventsBad(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	a := "https://ex.com/a"
 	good := crawlstate.StageEvent{URL: a, At: t0, Stage: "fetch", Attempt: 1, OK: true}
 	require.Error(t, s.LogEvents(ctxT(t), src, []crawlstate.StageEvent{good, {At: t0, Stage: "fetch"}}), "an event without URL")
@@ -553,7 +553,7 @@ func testLogEventsBad(t *testing.T, open Opener) {
 }
 
 func testCanceledContextExtras(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	u := "https://ex.com/a"

@@ -13,7 +13,7 @@ import (
 // testRuns pins RecordRun and Runs: newest first, a repeated start stored
 // once, sources apart, at most KeepRuns kept, bad arguments rejected.
 func testRuns(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	ctx := ctxT(t)
 	got, err := s.Runs(ctx, "a", 10)
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func testRuns(t *testing.T, open Opener) {
 // a source without any, deltas added, sources apart, the total scaled down
 // to keep, bad arguments rejected with nothing stored.
 func testLastModTrust(t *testing.T, open Opener) {
-	s := fresh(t, open, crawlstate.Options{})
+	s := freshFull(t, open, crawlstate.Options{})
 	ctx := ctxT(t)
 	got, err := s.LastModTrust(ctx, "a")
 	require.NoError(t, err)

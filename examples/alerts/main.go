@@ -31,7 +31,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -120,7 +120,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	state, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	if err != nil {
 		return err
 	}

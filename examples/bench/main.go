@@ -56,6 +56,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -487,7 +488,7 @@ func (b *bench) colly(toMarkdown bool) (Measure, error) {
 
 // engine opens a state in the round's directory and an engine over it.
 func (b *bench) engine(name string, clk clock.Clock, mod func(*recrawl.Config)) (*recrawl.Engine, crawlstate.State, error) {
-	st, err := crawlstate.OpenSQLite(filepath.Join(b.dir, name+".sqlite"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.dir, name+".sqlite"))
 	if err != nil {
 		return nil, nil, err
 	}

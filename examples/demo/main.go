@@ -24,7 +24,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -65,7 +65,7 @@ func run(out io.Writer, pages, days int, seed uint64) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	state, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	if err != nil {
 		return err
 	}

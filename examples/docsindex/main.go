@@ -54,7 +54,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -190,7 +190,7 @@ func run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	state, err := crawlstate.OpenSQLite(o.db)
+	state, err := sqlite.Open(context.Background(), o.db)
 	if err != nil {
 		return fmt.Errorf("opening state %s: %w", o.db, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/fingerprint"
@@ -90,7 +91,7 @@ func (h *harness) read(pagePath string) string {
 // there is no other file.
 func (h *harness) requireCommitted(source string) {
 	h.t.Helper()
-	st, err := crawlstate.OpenSQLite(h.db)
+	st, err := sqlite.Open(context.Background(), h.db)
 	require.NoError(h.t, err)
 	defer st.Close()
 	rows, err := st.Due(context.Background(), source, everything, crawlstate.Key{}, 1000)
@@ -124,7 +125,7 @@ func fileExists(p string) bool {
 // row returns the state's row of page path.
 func (h *harness) row(source, pagePath string) crawlstate.Row {
 	h.t.Helper()
-	st, err := crawlstate.OpenSQLite(h.db)
+	st, err := sqlite.Open(context.Background(), h.db)
 	require.NoError(h.t, err)
 	defer st.Close()
 	r, err := st.Get(context.Background(), source, h.site.PageURL(pagePath))

@@ -29,7 +29,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
@@ -173,7 +173,7 @@ func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 	}
 	slices.SortFunc(events, func(a, b event) int { return int(a.at - b.at) })
 
-	st, err := crawlstate.OpenSQLite(path)
+	st, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		return Result{}, err
 	}

@@ -29,7 +29,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/fetch/geonode"
 	"github.com/recrawl/recrawl/internal/fakegeonode"
@@ -78,7 +78,7 @@ func runReal(out io.Writer, sitemapURL, mapURL, statePath string, hybrid bool) e
 	if err != nil {
 		return err
 	}
-	state, err := crawlstate.OpenSQLite(statePath)
+	state, err := sqlite.Open(context.Background(), statePath)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func scenario(tw io.Writer, pages, runs, edits int, hybrid bool) ([]int, error) 
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	state, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.sqlite"))
+	state, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
@@ -67,7 +68,7 @@ func serve(ctx context.Context, out io.Writer, nSites, pages int, dbPath string)
 		defer os.RemoveAll(dir)
 		dbPath = filepath.Join(dir, "state.sqlite")
 	}
-	state, err := crawlstate.OpenSQLite(dbPath)
+	state, err := sqlite.Open(context.Background(), dbPath)
 	if err != nil {
 		return err
 	}
@@ -143,10 +144,11 @@ func serve(ctx context.Context, out io.Writer, nSites, pages int, dbPath string)
 		if err != nil {
 			return err
 		}
-		due, err := state.CountDue(context.Background(), src.Name(), time.Now())
+		rows, err := state.Due(context.Background(), src.Name(), time.Now(), crawlstate.Key{}, total+1)
 		if err != nil {
 			return err
 		}
+		due := len(rows)
 		logf("[%s] %d pages known (%d gone), %d due: they are fetched first on the next start", src.Name(), total, gone, due)
 	}
 	return nil

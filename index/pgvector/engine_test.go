@@ -10,7 +10,7 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -28,7 +28,7 @@ func TestEngineIndexesIntoPgvector(t *testing.T) {
 	clk := clock.NewAutoFake(time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC))
 	site := testsite.New(testsite.Options{Pages: 6, Clock: clk})
 	defer site.Close()
-	st, err := crawlstate.OpenSQLite(filepath.Join(t.TempDir(), "state.sqlite"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
 	require.NoError(t, err)
 	defer st.Close()
 	emb, err := embed.NewHashing(32)

@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // Stats.Recent is stored in a compact binary form (column pages.recent):
@@ -34,7 +36,7 @@ const (
 var errCorrupt = errors.New("corrupt stored value")
 
 // encodeChecks returns the stored form of cs; nil for no checks.
-func encodeChecks(cs []Check) []byte {
+func encodeChecks(cs []crawlstate.Check) []byte {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -44,7 +46,7 @@ func encodeChecks(cs []Check) []byte {
 // appendChecks appends the stored form of cs, which must not be empty, to
 // buf: a writer reuses one buffer for every row of a batch (the driver
 // copies a bound blob).
-func appendChecks(buf []byte, cs []Check) []byte {
+func appendChecks(buf []byte, cs []crawlstate.Check) []byte {
 	buf = append(buf, checksFormat)
 	for _, c := range cs {
 		var flags byte
@@ -70,14 +72,14 @@ func appendChecks(buf []byte, cs []Check) []byte {
 // It decodes in one pass into a buffer on the stack and returns an exact
 // copy of it: one allocation, no count pass (a window longer than the
 // buffer grows it as append does).
-func decodeChecks(b []byte) ([]Check, error) {
+func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	if b[0] != checksFormat {
 		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", errCorrupt, b[0], checksFormat)
 	}
-	var stack [decodeChecksStack]Check
+	var stack [decodeChecksStack]crawlstate.Check
 	out := stack[:0]
 	for i := 1; i < len(b); {
 		flags := b[i]
@@ -90,7 +92,7 @@ func decodeChecks(b []byte) ([]Check, error) {
 			return nil, fmt.Errorf("%w: recent check %d: truncated or malformed elapsed time", errCorrupt, len(out))
 		}
 		i = next
-		c := Check{Elapsed: time.Duration(elapsed), Changed: flags&checkChanged != 0}
+		c := crawlstate.Check{Elapsed: time.Duration(elapsed), Changed: flags&checkChanged != 0}
 		switch {
 		case flags&checkModifiedIsSame != 0:
 			c.Modified = c.Elapsed
@@ -105,7 +107,7 @@ func decodeChecks(b []byte) ([]Check, error) {
 		}
 		out = append(out, c)
 	}
-	res := make([]Check, len(out))
+	res := make([]crawlstate.Check, len(out))
 	copy(res, out)
 	return res, nil
 }

@@ -1,6 +1,7 @@
-package crawlstate
+package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +31,7 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	s, err := OpenSQLite(path)
+	s, err := Open(context.Background(), path)
 	require.NoError(t, err)
 	defer s.Close()
 	require.Equal(t, len(migrations), pragma(t, rawDB(t, path), "user_version"))
@@ -49,40 +51,40 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 	require.True(t, a.LastFailure.IsZero(), "an old row has the zero LastFailure, not 1970")
 	require.Empty(t, a.Title)
 	require.Empty(t, a.ListedIn)
-	require.Equal(t, Stats{}, a.Stats, "no statistics, zero times exactly")
+	require.Equal(t, crawlstate.Stats{}, a.Stats, "no statistics, zero times exactly")
 
 	dead, err := s.DeadLetters(ctx, "docs", 1)
 	require.NoError(t, err)
 	require.Len(t, dead, 1, "the failing old row is in the new index")
 	require.Equal(t, "https://ex.com/b", dead[0].URL)
 	require.Equal(t, "fetch: 503", dead[0].LastError)
-	due, err := s.Due(ctx, "docs", time.Unix(0, 2e18), Key{}, 10)
+	due, err := s.Due(ctx, "docs", time.Unix(0, 2e18), crawlstate.Key{}, 10)
 	require.NoError(t, err)
 	require.Len(t, due, 2)
 
 	// Everything new works on the old rows.
 	const sm = "https://ex.com/sitemap.xml"
-	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(0, 1e18+1), []Discovered{{URL: "https://ex.com/a", Via: sm}})
+	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(0, 1e18+1), []crawlstate.Discovered{{URL: "https://ex.com/a", Via: sm}})
 	require.NoError(t, err)
 	n, err := s.TouchListed(ctx, "docs", sm, time.Unix(0, 1e18+2))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	at := time.Unix(0, 1e18+3).UTC()
-	st := Stats{Elapsed: time.Hour, Recent: []Check{{Elapsed: time.Hour, Changed: true}}, ChangeRate: 1}
-	require.NoError(t, s.Record(ctx, "docs", []Result{{
+	st := crawlstate.Stats{Elapsed: time.Hour, Recent: []crawlstate.Check{{Elapsed: time.Hour, Changed: true}}, ChangeRate: 1}
+	require.NoError(t, s.Record(ctx, "docs", []crawlstate.Result{{
 		URL: "https://ex.com/a", At: at, Changed: true, ContentHash: "h2", Title: "A", Stats: &st,
-		Links: []string{"https://ex.com/b"}, Chunks: []Chunk{{Ordinal: 0, TextHash: "c", Text: "x"}}, ReplaceChunks: true,
-		Alert: &Alert{ID: "id-1", Kind: "changed", CreatedAt: at},
+		Links: []string{"https://ex.com/b"}, Chunks: []crawlstate.Chunk{{Ordinal: 0, TextHash: "c", Text: "x"}}, ReplaceChunks: true,
+		Alert: &crawlstate.Alert{ID: "id-1", Kind: "changed", CreatedAt: at},
 	}}))
-	require.NoError(t, s.RecordFailure(ctx, "docs", Failure{URL: "https://ex.com/b", At: at, Stage: "extract", Err: "empty"}))
+	require.NoError(t, s.RecordFailure(ctx, "docs", crawlstate.Failure{URL: "https://ex.com/b", At: at, Stage: "extract", Err: "empty"}))
 	require.NoError(t, s.PutVectors(ctx, "m", map[string][]float32{"c": {1, 2}}))
-	require.NoError(t, s.PutDocument(ctx, "docs", Document{URL: sm, Entries: 1, FetchedAt: at}))
-	require.NoError(t, s.LogEvents(ctx, "docs", []StageEvent{{URL: "https://ex.com/a", At: at, Stage: "fetch", Attempt: 1, OK: true}}))
+	require.NoError(t, s.PutDocument(ctx, "docs", crawlstate.Document{URL: sm, Entries: 1, FetchedAt: at}))
+	require.NoError(t, s.LogEvents(ctx, "docs", []crawlstate.StageEvent{{URL: "https://ex.com/a", At: at, Stage: "fetch", Attempt: 1, OK: true}}))
 	require.NoError(t, s.Close())
 
 	// Reopened, the state is all there and nothing migrates again.
 	var logs strings.Builder
-	s, err = OpenSQLite(path, WithLogger(newTextLogger(&logs)))
+	s, err = Open(context.Background(), path, WithLogger(newTextLogger(&logs)))
 	require.NoError(t, err)
 	defer s.Close()
 	require.Empty(t, logs.String(), "an up-to-date file is not migrated")
@@ -113,7 +115,7 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 	for v := 1; v < len(migrations); v++ {
 		t.Run(fmt.Sprint(v), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.db")
-			old, err := openSQLite(path, migrations[:v])
+			old, err := open(context.Background(), path, migrations[:v])
 			require.NoError(t, err)
 			_, err = old.w.Exec(`INSERT INTO pages (source, url, original_url, first_seen, last_seen, last_fetched,
 				next_check, sitemap_lastmod, visits) VALUES ('docs', 'u', 'u', 1, 1, 1, 1, 1, 7)`)
@@ -121,7 +123,7 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 			require.NoError(t, old.Close())
 			require.Equal(t, v, pragma(t, rawDB(t, path), "user_version"))
 
-			s, err := OpenSQLite(path)
+			s, err := Open(context.Background(), path)
 			require.NoError(t, err)
 			defer s.Close()
 			require.Equal(t, len(migrations), pragma(t, rawDB(t, path), "user_version"))
@@ -136,12 +138,12 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 // The queries of the additions read their indexes: no scan of a source's
 // rows, no sorting.
 func TestAdditionsQueryPlans(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	ds := make([]Discovered, 2000)
+	ds := make([]crawlstate.Discovered, 2000)
 	for i := range ds {
-		ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/%d", i), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", i/100)}
+		ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/%d", i), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", i/100)}
 	}
 	_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), ds)
 	require.NoError(t, err)
@@ -172,11 +174,11 @@ func TestAdditionsQueryPlans(t *testing.T) {
 // A value this build cannot read is an error naming what is wrong, never a
 // panic or a silently empty field.
 func TestCorruptStoredValues(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
-	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []Discovered{{URL: "u"}})
+	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []crawlstate.Discovered{{URL: "u"}})
 	require.NoError(t, err)
 	_, err = s.w.Exec(`UPDATE pages SET recent = x'0900', failures = 1`)
 	require.NoError(t, err)
@@ -188,7 +190,7 @@ func TestCorruptStoredValues(t *testing.T) {
 	_, err = s.Get(ctx, "docs", "u")
 	require.ErrorIs(t, err, errCorrupt)
 	require.ErrorContains(t, err, "format 9")
-	_, err = s.Due(ctx, "docs", time.Unix(2e9, 0), Key{}, 10)
+	_, err = s.Due(ctx, "docs", time.Unix(2e9, 0), crawlstate.Key{}, 10)
 	require.ErrorIs(t, err, errCorrupt)
 	_, err = s.DeadLetters(ctx, "docs", 1)
 	require.ErrorIs(t, err, errCorrupt)
@@ -202,14 +204,14 @@ func TestCorruptStoredValues(t *testing.T) {
 // SQLite has no NaN: Record refuses one instead of failing on a NOT NULL
 // constraint or storing something else. Infinities are kept.
 func TestRecordStatsNaN(t *testing.T) {
-	s, err := OpenSQLite(":memory:")
+	s, err := Open(context.Background(), ":memory:")
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
-	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []Discovered{{URL: "a"}, {URL: "b"}})
+	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []crawlstate.Discovered{{URL: "a"}, {URL: "b"}})
 	require.NoError(t, err)
-	for _, st := range []Stats{{ChangeRate: math.NaN()}, {Weight: math.NaN()}} {
-		err := s.Record(ctx, "docs", []Result{
+	for _, st := range []crawlstate.Stats{{ChangeRate: math.NaN()}, {Weight: math.NaN()}} {
+		err := s.Record(ctx, "docs", []crawlstate.Result{
 			{URL: "a", At: time.Unix(1e9, 0), Changed: true, ContentHash: "h"},
 			{URL: "b", At: time.Unix(1e9, 0), Stats: &st},
 		})
@@ -219,8 +221,8 @@ func TestRecordStatsNaN(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, r.Visits, "nothing of the batch is stored")
 	}
-	inf := Stats{ChangeRate: math.Inf(1), Weight: math.Inf(-1)}
-	require.NoError(t, s.Record(ctx, "docs", []Result{{URL: "b", At: time.Unix(1e9, 0), Stats: &inf}}))
+	inf := crawlstate.Stats{ChangeRate: math.Inf(1), Weight: math.Inf(-1)}
+	require.NoError(t, s.Record(ctx, "docs", []crawlstate.Result{{URL: "b", At: time.Unix(1e9, 0), Stats: &inf}}))
 	r, err := s.Get(ctx, "docs", "b")
 	require.NoError(t, err)
 	require.Equal(t, inf, r.Stats)
@@ -228,14 +230,14 @@ func TestRecordStatsNaN(t *testing.T) {
 
 // Links are stored byte for byte, whatever their encoding.
 func TestLinksAnyBytes(t *testing.T) {
-	s, err := OpenSQLite(":memory:")
+	s, err := Open(context.Background(), ":memory:")
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
-	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []Discovered{{URL: "a"}})
+	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []crawlstate.Discovered{{URL: "a"}})
 	require.NoError(t, err)
 	in := []string{"https://ex.com/\xff\xfe", "", "nul\x00inside"}
-	require.NoError(t, s.Record(ctx, "docs", []Result{{URL: "a", At: time.Unix(1e9, 0), Links: in}}))
+	require.NoError(t, s.Record(ctx, "docs", []crawlstate.Result{{URL: "a", At: time.Unix(1e9, 0), Links: in}}))
 	got, err := s.Links(ctx, "docs", "a")
 	require.NoError(t, err)
 	require.Equal(t, in, got)
@@ -244,14 +246,14 @@ func TestLinksAnyBytes(t *testing.T) {
 // MarkAlertFailed keeps the time of the failed attempt for diagnosis; the
 // Alert type has no field for it, so it is read from the table.
 func TestMarkAlertFailedKeepsAttemptTime(t *testing.T) {
-	s, err := OpenSQLite(":memory:")
+	s, err := Open(context.Background(), ":memory:")
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
-	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []Discovered{{URL: "a"}})
+	_, err = s.UpsertDiscovered(ctx, "docs", time.Unix(1e9, 0), []crawlstate.Discovered{{URL: "a"}})
 	require.NoError(t, err)
-	require.NoError(t, s.Record(ctx, "docs", []Result{{URL: "a", At: time.Unix(1e9, 0), NotModified: true,
-		Alert: &Alert{ID: "id", Kind: "changed"}}}))
+	require.NoError(t, s.Record(ctx, "docs", []crawlstate.Result{{URL: "a", At: time.Unix(1e9, 0), NotModified: true,
+		Alert: &crawlstate.Alert{ID: "id", Kind: "changed"}}}))
 	at := time.Unix(1e9, 5)
 	require.NoError(t, s.MarkAlertFailed(ctx, "id", at, "503"))
 	var got int64
@@ -315,36 +317,36 @@ func schemaOf(t *testing.T, db *sql.DB) map[string]string {
 // that the old store finds due at dueAt, in queue order.
 func fillVersion6(t *testing.T, path string) (due []string) {
 	t.Helper()
-	old, err := openSQLite(path, migrations[:6])
+	old, err := open(context.Background(), path, migrations[:6])
 	require.NoError(t, err)
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for _, src := range []string{"docs", "blog"} {
-		ds := make([]Discovered, 300)
+		ds := make([]crawlstate.Discovered, 300)
 		for i := range ds {
 			u := fmt.Sprintf("https://%s.ex.com/p/%03d", src, (i*37)%300)
-			ds[i] = Discovered{URL: u, OriginalURL: u + "/", LastMod: t0.Add(time.Duration(i) * time.Minute),
+			ds[i] = crawlstate.Discovered{URL: u, OriginalURL: u + "/", LastMod: t0.Add(time.Duration(i) * time.Minute),
 				Via: fmt.Sprintf("https://%s.ex.com/sitemap-%d.xml", src, i%3)}
 		}
 		_, err := old.UpsertDiscovered(ctx, src, t0, ds)
 		require.NoError(t, err)
-		var rs []Result
+		var rs []crawlstate.Result
 		for i := range 200 {
 			u := fmt.Sprintf("https://%s.ex.com/p/%03d", src, i)
 			at := t0.Add(time.Duration(i) * time.Second)
-			r := Result{URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("h%d", i), ETag: fmt.Sprintf(`"e%d"`, i),
+			r := crawlstate.Result{URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("h%d", i), ETag: fmt.Sprintf(`"e%d"`, i),
 				Interval: time.Hour, NextCheck: at.Add(time.Duration(i) * time.Hour), Title: "T" + u,
-				Stats: &Stats{Elapsed: time.Hour, Recent: []Check{{Elapsed: time.Hour, Changed: i%2 == 0}}, ChangeRate: 0.5, Weight: 2}}
+				Stats: &crawlstate.Stats{Elapsed: time.Hour, Recent: []crawlstate.Check{{Elapsed: time.Hour, Changed: i%2 == 0}}, ChangeRate: 0.5, Weight: 2}}
 			switch {
 			case i%10 == 0:
-				r = Result{URL: u, At: at, Gone: true}
+				r = crawlstate.Result{URL: u, At: at, Gone: true}
 			case i%10 == 1:
-				r = Result{URL: u, At: at, Excluded: "image/png"}
+				r = crawlstate.Result{URL: u, At: at, Excluded: "image/png"}
 			case i%3 == 0:
 				r.Links = []string{u + "/a", u + "/b"}
 				r.ReplaceChunks = true
-				r.Chunks = []Chunk{{Ordinal: 0, TextHash: "c0" + u, Text: "zero"}, {Ordinal: 1, TextHash: "c1" + u, Text: "one", Start: 4, End: 7}}
-				r.Alert = &Alert{ID: "alert-" + u, Kind: "changed", CreatedAt: at, Payload: []byte("{}")}
+				r.Chunks = []crawlstate.Chunk{{Ordinal: 0, TextHash: "c0" + u, Text: "zero"}, {Ordinal: 1, TextHash: "c1" + u, Text: "one", Start: 4, End: 7}}
+				r.Alert = &crawlstate.Alert{ID: "alert-" + u, Kind: "changed", CreatedAt: at, Payload: []byte("{}")}
 			}
 			rs = append(rs, r)
 		}
@@ -360,17 +362,17 @@ func fillVersion6(t *testing.T, path string) (due []string) {
 			}
 		}
 		for i := 200; i < 220; i++ {
-			require.NoError(t, old.RecordFailure(ctx, src, Failure{URL: fmt.Sprintf("https://%s.ex.com/p/%03d", src, i),
+			require.NoError(t, old.RecordFailure(ctx, src, crawlstate.Failure{URL: fmt.Sprintf("https://%s.ex.com/p/%03d", src, i),
 				At: t0, Stage: "fetch", Err: "503"}))
 		}
-		require.NoError(t, old.PutDocument(ctx, src, Document{URL: fmt.Sprintf("https://%s.ex.com/sitemap-0.xml", src),
+		require.NoError(t, old.PutDocument(ctx, src, crawlstate.Document{URL: fmt.Sprintf("https://%s.ex.com/sitemap-0.xml", src),
 			ETag: `"s"`, Entries: 100, FetchedAt: t0}))
 		require.NoError(t, old.RecordRun(ctx, src, t0))
-		require.NoError(t, old.AddLastModTrust(ctx, src, LastModCounts{MovedChanged: 3, StillSame: 5}, 1))
+		require.NoError(t, old.AddLastModTrust(ctx, src, crawlstate.LastModCounts{MovedChanged: 3, StillSame: 5}, 1))
 	}
 	require.NoError(t, old.PutVectors(ctx, "m", map[string][]float32{"c0": {1, 2, 3}}))
 	require.NoError(t, old.Lock(ctx, "docs", "run-1", t0, time.Hour))
-	rows, err := old.Due(ctx, "docs", dueAt, Key{}, 1000)
+	rows, err := old.Due(ctx, "docs", dueAt, crawlstate.Key{}, 1000)
 	require.NoError(t, err)
 	for _, r := range rows {
 		due = append(due, r.URL)
@@ -401,7 +403,7 @@ func TestMigrateRowidPages(t *testing.T) {
 	require.Contains(t, schemaOf(t, rawDB(t, path))["pages"], "WITHOUT ROWID")
 
 	var logs strings.Builder
-	s, err := openSQLite(path, migrations[:7], WithLogger(newTextLogger(&logs)))
+	s, err := open(context.Background(), path, migrations[:7], WithLogger(newTextLogger(&logs)))
 	require.NoError(t, err)
 	defer s.Close()
 	require.Contains(t, logs.String(), "pages as a rowid table")
@@ -433,7 +435,7 @@ func TestMigrateRowidPages(t *testing.T) {
 	dead, err := s.DeadLetters(ctx, "docs", 1)
 	require.NoError(t, err)
 	require.Len(t, dead, 20)
-	due, err := s.Due(ctx, "docs", dueAt, Key{}, 1000)
+	due, err := s.Due(ctx, "docs", dueAt, crawlstate.Key{}, 1000)
 	require.NoError(t, err)
 	var dueAfter []string
 	for _, r := range due {
@@ -453,7 +455,7 @@ func TestMigrateRowidPages(t *testing.T) {
 	_, err = s.w.Exec(`DELETE FROM pages WHERE source = 'docs' AND url = ?`, u)
 	require.NoError(t, err)
 	_, err = s.Links(ctx, "docs", u)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, crawlstate.ErrNotFound)
 	var linksLeft, chunksLeft int
 	require.NoError(t, s.w.QueryRow(`SELECT (SELECT count(*) FROM links), (SELECT count(*) FROM chunks)`).Scan(&linksLeft, &chunksLeft))
 	require.Equal(t, otherLinks-1, linksLeft)
@@ -462,7 +464,7 @@ func TestMigrateRowidPages(t *testing.T) {
 	require.ErrorContains(t, err, "FOREIGN KEY")
 
 	// A new database of that version has the same schema.
-	fresh, err := openSQLite(filepath.Join(t.TempDir(), "fresh.db"), migrations[:7])
+	fresh, err := open(context.Background(), filepath.Join(t.TempDir(), "fresh.db"), migrations[:7])
 	require.NoError(t, err)
 	defer fresh.Close()
 	require.Equal(t, schemaOf(t, fresh.w), schemaOf(t, s.w))
@@ -475,14 +477,14 @@ func TestMigrateRowidPages(t *testing.T) {
 func TestMigrateEventKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	fillVersion6(t, path)
-	v7, err := openSQLite(path, migrations[:7])
+	v7, err := open(context.Background(), path, migrations[:7])
 	require.NoError(t, err)
 	before := dumpTables(t, v7.w)
 	require.NoError(t, v7.Close())
 	require.Len(t, before["events"], 2*67*3)
 
 	var logs strings.Builder
-	s, err := OpenSQLite(path, WithLogger(newTextLogger(&logs)))
+	s, err := Open(context.Background(), path, WithLogger(newTextLogger(&logs)))
 	require.NoError(t, err)
 	defer s.Close()
 	require.Contains(t, logs.String(), "stage events indexed by a page key")
@@ -511,7 +513,7 @@ func TestMigrateEventKeys(t *testing.T) {
 	ctx := t.Context()
 	const u = "https://docs.ex.com/p/003"
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, s.LogEvents(ctx, "docs", []StageEvent{{URL: u, At: t0.Add(3 * time.Second), Stage: "alert", Attempt: 1, OK: true}}))
+	require.NoError(t, s.LogEvents(ctx, "docs", []crawlstate.StageEvent{{URL: u, At: t0.Add(3 * time.Second), Stage: "alert", Attempt: 1, OK: true}}))
 	evs, err := s.Events(ctx, "docs", u, time.Time{})
 	require.NoError(t, err)
 	var stages []string
@@ -524,7 +526,7 @@ func TestMigrateEventKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, evs, 3, "the other source's events are its own")
 
-	fresh, err := OpenSQLite(filepath.Join(t.TempDir(), "fresh.db"))
+	fresh, err := Open(context.Background(), filepath.Join(t.TempDir(), "fresh.db"))
 	require.NoError(t, err)
 	defer fresh.Close()
 	require.Equal(t, schemaOf(t, fresh.w), schemaOf(t, s.w))
@@ -533,14 +535,14 @@ func TestMigrateEventKeys(t *testing.T) {
 // Pages whose event keys are equal (forced here: every event gets the
 // key of one page) keep their events apart: Events checks source and URL.
 func TestEventKeyCollision(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
 	at := time.Unix(1e9, 0)
-	require.NoError(t, s.LogEvents(ctx, "docs", []StageEvent{
+	require.NoError(t, s.LogEvents(ctx, "docs", []crawlstate.StageEvent{
 		{URL: "https://ex.com/a", At: at, Stage: "fetch"}, {URL: "https://ex.com/b", At: at, Stage: "extract"}}))
-	require.NoError(t, s.LogEvents(ctx, "blog", []StageEvent{{URL: "https://ex.com/a", At: at, Stage: "commit"}}))
+	require.NoError(t, s.LogEvents(ctx, "blog", []crawlstate.StageEvent{{URL: "https://ex.com/a", At: at, Stage: "commit"}}))
 	_, err = s.w.Exec(`UPDATE events SET page_key = ?`, eventKey("docs", "https://ex.com/a"))
 	require.NoError(t, err)
 	evs, err := s.Events(ctx, "docs", "https://ex.com/a", time.Time{})

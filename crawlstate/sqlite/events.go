@@ -1,10 +1,12 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 const insertEventSQL = `
@@ -29,7 +31,7 @@ func eventKey(source, url string) int64 {
 // LogEvents implements State: one transaction, one prepared INSERT. An
 // empty source, or an event without URL or Stage, is an error, and then
 // nothing of the batch is stored.
-func (s *SQLite) LogEvents(ctx context.Context, source string, events []StageEvent) error {
+func (s *State) LogEvents(ctx context.Context, source string, events []crawlstate.StageEvent) error {
 	const op = "log events"
 	if source == "" {
 		return fmt.Errorf("crawlstate: %s: empty source name", op)
@@ -58,7 +60,7 @@ func (s *SQLite) LogEvents(ctx context.Context, source string, events []StageEve
 }
 
 // Events implements State: by time, then in insertion order.
-func (s *SQLite) Events(ctx context.Context, source, u string, since time.Time) ([]StageEvent, error) {
+func (s *State) Events(ctx context.Context, source, u string, since time.Time) ([]crawlstate.StageEvent, error) {
 	const op = "events"
 	rows, err := s.r.QueryContext(ctx, `
 SELECT url, at, stage, attempt, ok, err, detail FROM events
@@ -68,9 +70,9 @@ ORDER BY at, id`, eventKey(source, u), source, u, encTime(since))
 		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 	}
 	defer rows.Close()
-	var out []StageEvent
+	var out []crawlstate.StageEvent
 	for rows.Next() {
-		var e StageEvent
+		var e crawlstate.StageEvent
 		var at int64
 		if err := rows.Scan(&e.URL, &at, &e.Stage, &e.Attempt, &e.OK, &e.Err, &e.Detail); err != nil {
 			return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
@@ -94,7 +96,7 @@ ORDER BY failures DESC, url`
 
 // DeadLetters implements State: most failures first, then by URL. A
 // minFailures below 1 is an error.
-func (s *SQLite) DeadLetters(ctx context.Context, source string, minFailures int) ([]Row, error) {
+func (s *State) DeadLetters(ctx context.Context, source string, minFailures int) ([]crawlstate.Row, error) {
 	const op = "dead letters"
 	if minFailures < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: minFailures %d; pass at least 1", op, minFailures)

@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"bytes"
@@ -16,32 +16,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 )
 
 var t0 = time.Date(2025, time.March, 1, 12, 0, 0, 0, time.UTC)
 
-func openFile(t testing.TB, path string, opts ...crawlstate.Option) *crawlstate.SQLite {
+func openFile(t testing.TB, path string, opts ...sqlite.Option) *sqlite.State {
 	t.Helper()
-	s, err := crawlstate.OpenSQLite(path, opts...)
+	s, err := sqlite.Open(context.Background(), path, opts...)
 	require.NoError(t, err)
 	return s
 }
 
 func TestSQLiteConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
-		return openFile(t, filepath.Join(t.TempDir(), "state.db"), crawlstate.WithOptions(opts))
+		return openFile(t, filepath.Join(t.TempDir(), "state.db"), sqlite.WithOptions(opts))
 	})
 }
 
 func TestSQLiteMemoryConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
-		return openFile(t, ":memory:", crawlstate.WithOptions(opts))
+		return openFile(t, ":memory:", sqlite.WithOptions(opts))
 	})
 }
 
 func TestWithKeepTombstones(t *testing.T) {
-	s := openFile(t, ":memory:", crawlstate.WithKeepTombstones())
+	s := openFile(t, ":memory:", sqlite.WithKeepTombstones())
 	defer s.Close()
 	ctx := t.Context()
 	u := "https://ex.com/a"
@@ -84,17 +85,17 @@ func TestOpenSQLiteRejects(t *testing.T) {
 	tests := []struct {
 		name string
 		path string
-		opts []crawlstate.Option
+		opts []sqlite.Option
 	}{
 		{"empty path", "", nil},
-		{"negative busy timeout", filepath.Join(dir, "a.db"), []crawlstate.Option{crawlstate.WithBusyTimeout(-time.Second)}},
-		{"no read connections", filepath.Join(dir, "b.db"), []crawlstate.Option{crawlstate.WithReadConns(0)}},
+		{"negative busy timeout", filepath.Join(dir, "a.db"), []sqlite.Option{sqlite.WithBusyTimeout(-time.Second)}},
+		{"no read connections", filepath.Join(dir, "b.db"), []sqlite.Option{sqlite.WithReadConns(0)}},
 		{"missing directory", filepath.Join(dir, "no", "such", "dir", "c.db"), nil},
 		{"a directory", dir, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := crawlstate.OpenSQLite(tc.path, tc.opts...)
+			s, err := sqlite.Open(context.Background(), tc.path, tc.opts...)
 			require.Error(t, err)
 			require.Nil(t, s)
 		})
@@ -109,8 +110,8 @@ func TestOpenSQLiteForeignDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	_, err = crawlstate.OpenSQLite(path)
-	require.ErrorIs(t, err, crawlstate.ErrNotStateDB)
+	_, err = sqlite.Open(context.Background(), path)
+	require.ErrorIs(t, err, sqlite.ErrNotStateDB)
 
 	// The foreign file is untouched.
 	db, err = sql.Open("sqlite3", path)
@@ -127,8 +128,8 @@ func TestOpenSQLiteForeignDatabase(t *testing.T) {
 	_, err = db2.Exec(`PRAGMA application_id = 42; PRAGMA user_version = 1`)
 	require.NoError(t, err)
 	require.NoError(t, db2.Close())
-	_, err = crawlstate.OpenSQLite(other)
-	require.ErrorIs(t, err, crawlstate.ErrNotStateDB)
+	_, err = sqlite.Open(context.Background(), other)
+	require.ErrorIs(t, err, sqlite.ErrNotStateDB)
 }
 
 func TestOpenSQLiteNewerSchema(t *testing.T) {
@@ -140,8 +141,8 @@ func TestOpenSQLiteNewerSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
-	_, err = crawlstate.OpenSQLite(path)
-	var sv *crawlstate.SchemaVersionError
+	_, err = sqlite.Open(context.Background(), path)
+	var sv *sqlite.SchemaVersionError
 	require.ErrorAs(t, err, &sv)
 	require.Equal(t, 99, sv.Version)
 	require.Equal(t, 8, sv.Supported, "the schema versions this build knows")
@@ -164,7 +165,7 @@ func TestOpenSQLiteOddFileName(t *testing.T) {
 func TestLockAcrossHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	const n = 6
-	handles := make([]*crawlstate.SQLite, n)
+	handles := make([]*sqlite.State, n)
 	for i := range handles {
 		handles[i] = openFile(t, path)
 		defer handles[i].Close()
@@ -222,7 +223,7 @@ func TestConcurrentHandlesWrite(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)
-	for i, h := range []*crawlstate.SQLite{a, b, a, b} {
+	for i, h := range []*sqlite.State{a, b, a, b} {
 		wg.Go(func() {
 			for r := range 5 {
 				_, err := h.UpsertDiscovered(context.Background(), "docs", t0.Add(time.Duration(r)*time.Second), batch(fmt.Sprint(i)))
@@ -244,7 +245,7 @@ func TestLoggerReportsMigrationAndTakeover(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, nil))
-	s := openFile(t, filepath.Join(t.TempDir(), "state.db"), crawlstate.WithLogger(log))
+	s := openFile(t, filepath.Join(t.TempDir(), "state.db"), sqlite.WithLogger(log))
 	defer s.Close()
 	ctx := t.Context()
 	require.NoError(t, s.Lock(ctx, "docs", "crashed", t0, time.Minute))

@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // Links implements State.
-func (s *SQLite) Links(ctx context.Context, source, u string) ([]string, error) {
+func (s *State) Links(ctx context.Context, source, u string) ([]string, error) {
 	const op = "links"
 	var b []byte
 	err := s.r.QueryRowContext(ctx, `SELECT links FROM links WHERE source = ? AND url = ?`, source, u).Scan(&b)
@@ -28,7 +30,7 @@ func (s *SQLite) Links(ctx context.Context, source, u string) ([]string, error) 
 }
 
 // Chunks implements State.
-func (s *SQLite) Chunks(ctx context.Context, source, u string) ([]Chunk, error) {
+func (s *State) Chunks(ctx context.Context, source, u string) ([]crawlstate.Chunk, error) {
 	const op = "chunks"
 	rows, err := s.r.QueryContext(ctx, `
 SELECT ordinal, text_hash, record_id, heading_path, start_byte, end_byte, text
@@ -37,9 +39,9 @@ FROM chunks WHERE source = ? AND url = ? ORDER BY ordinal`, source, u)
 		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 	}
 	defer rows.Close()
-	var out []Chunk
+	var out []crawlstate.Chunk
 	for rows.Next() {
-		var c Chunk
+		var c crawlstate.Chunk
 		if err := rows.Scan(&c.Ordinal, &c.TextHash, &c.RecordID, &c.HeadingPath, &c.Start, &c.End, &c.Text); err != nil {
 			return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 		}
@@ -57,11 +59,11 @@ FROM chunks WHERE source = ? AND url = ? ORDER BY ordinal`, source, u)
 // mustExist returns nil when the row exists and an error wrapping
 // ErrNotFound when it does not. Rows are never deleted, so checking after
 // a lookup that found nothing beside the row is consistent.
-func (s *SQLite) mustExist(ctx context.Context, op, source, u string) error {
+func (s *State) mustExist(ctx context.Context, op, source, u string) error {
 	var one int
 	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM pages WHERE source = ? AND url = ?`, source, u).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("crawlstate: %s of %q: no such URL in source %q: %w", op, u, source, ErrNotFound)
+		return fmt.Errorf("crawlstate: %s of %q: no such URL in source %q: %w", op, u, source, crawlstate.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
@@ -84,7 +86,7 @@ func vectorsSQL(n int) string {
 // Vectors implements State: the hashes, without duplicates, are looked up
 // vectorsPerQuery at a time with one prepared statement. An empty model
 // is an error.
-func (s *SQLite) Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error) {
+func (s *State) Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error) {
 	const op = "vectors"
 	if model == "" {
 		return nil, fmt.Errorf("crawlstate: %s: empty model name", op)
@@ -157,7 +159,7 @@ ON CONFLICT (model, text_hash) DO UPDATE SET vector = excluded.vector`
 // PutVectors implements State: one transaction, one prepared upsert, the
 // hashes in sorted order. An empty model, text hash or vector is an error,
 // and then nothing is stored.
-func (s *SQLite) PutVectors(ctx context.Context, model string, vectors map[string][]float32) error {
+func (s *State) PutVectors(ctx context.Context, model string, vectors map[string][]float32) error {
 	const op = "put vectors"
 	if model == "" {
 		return fmt.Errorf("crawlstate: %s: empty model name", op)

@@ -1,6 +1,7 @@
-package crawlstate
+package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,7 +64,7 @@ func TestMigrateUpgradesToNextStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	createV1ByHand(t, path)
 
-	s, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], testNextStep))
+	s, err := open(context.Background(), path, append(migrations[:len(migrations):len(migrations)], testNextStep))
 	require.NoError(t, err)
 	defer s.Close()
 
@@ -86,7 +88,7 @@ func TestMigrateUpgradesToNextStep(t *testing.T) {
 
 	// This build refuses the upgraded file.
 	require.NoError(t, s.Close())
-	_, err = OpenSQLite(path)
+	_, err = Open(context.Background(), path)
 	var sv *SchemaVersionError
 	require.ErrorAs(t, err, &sv)
 	require.Equal(t, testNextStep.version, sv.Version)
@@ -99,7 +101,7 @@ func TestMigrateFailedStepChangesNothing(t *testing.T) {
 	bad := migration{version: len(migrations) + 1, name: "test: broken", sql: `
 CREATE TABLE half_done (x INTEGER);
 INSERT INTO no_such_table VALUES (1);`}
-	_, err := openSQLite(path, append(migrations[:len(migrations):len(migrations)], bad))
+	_, err := open(context.Background(), path, append(migrations[:len(migrations):len(migrations)], bad))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), fmt.Sprintf("version %d (test: broken)", bad.version))
 
@@ -109,14 +111,14 @@ INSERT INTO no_such_table VALUES (1);`}
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'half_done'`).Scan(&n))
 	require.Zero(t, n, "the failed step was rolled back as a whole")
 
-	s, err := OpenSQLite(path)
+	s, err := Open(context.Background(), path)
 	require.NoError(t, err, "the database is still usable")
 	require.NoError(t, s.Close())
 }
 
 func TestMigrateRejectsMisnumberedStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	_, err := openSQLite(path, []migration{{version: 1, sql: schemaV1}, {version: 3, sql: `SELECT 1`}})
+	_, err := open(context.Background(), path, []migration{{version: 1, sql: schemaV1}, {version: 3, sql: `SELECT 1`}})
 	require.ErrorContains(t, err, "numbered")
 }
 
@@ -136,7 +138,7 @@ func TestMigrateConcurrentOpen(t *testing.T) {
 	errs := make([]error, 6)
 	for i := range errs {
 		wg.Go(func() {
-			s, err := openSQLite(path, steps)
+			s, err := open(context.Background(), path, steps)
 			if err == nil {
 				err = s.Close()
 			}
@@ -152,7 +154,7 @@ func TestMigrateConcurrentOpen(t *testing.T) {
 
 func TestJournalModeIsWAL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := OpenSQLite(path)
+	s, err := Open(context.Background(), path)
 	require.NoError(t, err)
 	defer s.Close()
 	var mode string
@@ -178,9 +180,9 @@ func TestPageSize(t *testing.T) {
 				createV1ByHand(t, path) // SQLite's default page size
 				require.Equal(t, tc.existing, pragma(t, rawDB(t, path), "page_size"))
 			}
-			s, err := OpenSQLite(path)
+			s, err := Open(context.Background(), path)
 			require.NoError(t, err)
-			_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), []Discovered{{URL: "https://ex.com/b"}})
+			_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), []crawlstate.Discovered{{URL: "https://ex.com/b"}})
 			require.NoError(t, err)
 			var mode string
 			require.NoError(t, s.w.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
@@ -219,12 +221,12 @@ func TestTimeEncoding(t *testing.T) {
 // The due queue must stay an index range scan on a big table: no full
 // scan, no temporary B-tree for ORDER BY.
 func TestDueQueryPlan(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	ds := make([]Discovered, 2000)
+	ds := make([]crawlstate.Discovered, 2000)
 	for i := range ds {
-		ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
+		ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
 	}
 	_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), ds)
 	require.NoError(t, err)
@@ -252,7 +254,7 @@ func TestDueQueryPlan(t *testing.T) {
 // row-by-row path (the first entry of a duplicate wins).
 func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := OpenSQLite(path)
+	s, err := Open(context.Background(), path)
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := t.Context()
@@ -275,15 +277,15 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 
 	const n = bulkIndexRows + 500
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	ds := make([]Discovered, 0, n+1)
+	ds := make([]crawlstate.Discovered, 0, n+1)
 	for i := range n {
-		ds = append(ds, Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d", (i*7919)%n), OriginalURL: "first",
+		ds = append(ds, crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d", (i*7919)%n), OriginalURL: "first",
 			LastMod: t0.Add(time.Duration(i) * time.Second), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", i%7)})
 	}
-	ds = append(ds, Discovered{URL: ds[3].URL, OriginalURL: "second"})
+	ds = append(ds, crawlstate.Discovered{URL: ds[3].URL, OriginalURL: "second"})
 	st, err := s.UpsertDiscovered(ctx, "docs", t0, ds)
 	require.NoError(t, err)
-	require.Equal(t, UpsertStats{New: n}, st)
+	require.Equal(t, crawlstate.UpsertStats{New: n}, st)
 	require.Equal(t, before, schema(), "the indexes are back, as the schema defined them")
 
 	r, err := s.Get(ctx, "docs", ds[3].URL)
@@ -292,9 +294,9 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	require.Equal(t, ds[3].Via, r.ListedIn)
 	require.True(t, r.NextCheck.IsZero(), "due now")
 
-	due, err := s.CountDue(ctx, "docs", t0)
+	due, err := s.Due(ctx, "docs", t0, crawlstate.Key{}, n+1)
 	require.NoError(t, err)
-	require.Equal(t, n, due)
+	require.Len(t, due, n)
 	var plan []string
 	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+dueSQL, sql.Named("source", "docs"), sql.Named("now", encTime(t0)),
 		sql.Named("after_next", encTime(time.Time{})), sql.Named("after_url", ""), sql.Named("limit", 10))
@@ -315,16 +317,16 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	// more rows than the batch.
 	st, err = s.UpsertDiscovered(ctx, "blog", t0, ds[:bulkIndexRows])
 	require.NoError(t, err)
-	require.Equal(t, UpsertStats{New: bulkIndexRows}, st)
+	require.Equal(t, crawlstate.UpsertStats{New: bulkIndexRows}, st)
 	require.Equal(t, before, schema())
 	st, err = s.UpsertDiscovered(ctx, "docs", t0.Add(2*time.Hour), ds)
 	require.NoError(t, err)
-	require.Equal(t, UpsertStats{Seen: n}, st)
+	require.Equal(t, crawlstate.UpsertStats{Seen: n}, st)
 }
 
 // Reading connections map the database file; the writer does not.
 func TestReadersMapTheFile(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
 	for range 3 { // connections of the pool, as they are opened
@@ -345,17 +347,17 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	const old, grown = 1000, bulkIndexRows + 2000
-	listing := func(n int, suffix string, lastmod time.Time) []Discovered {
-		ds := make([]Discovered, n)
+	listing := func(n int, suffix string, lastmod time.Time) []crawlstate.Discovered {
+		ds := make([]crawlstate.Discovered, n)
 		for i := range ds {
 			k := (i * 7919) % n
-			ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d%s", k, suffix), OriginalURL: "o" + suffix,
+			ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/p/%06d%s", k, suffix), OriginalURL: "o" + suffix,
 				LastMod: lastmod.Add(time.Duration(k) * time.Second), Via: fmt.Sprintf("https://ex.com/sitemap-%d.xml", k%5)}
 		}
 		return ds
 	}
-	run := func(t *testing.T, pad int) (*SQLite, UpsertStats) {
-		s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	run := func(t *testing.T, pad int) (*State, crawlstate.UpsertStats) {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Close() })
 		if pad > 0 { // another source makes the table larger than the batch
@@ -365,13 +367,13 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 		before := listing(old, "", t0)
 		_, err = s.UpsertDiscovered(ctx, "docs", t0, before)
 		require.NoError(t, err)
-		var rs []Result
+		var rs []crawlstate.Result
 		for i, d := range before[:300] {
-			rs = append(rs, Result{URL: d.URL, At: t0, Changed: true, ContentHash: "h", NextCheck: t0.Add(time.Duration(i+1) * time.Hour)})
+			rs = append(rs, crawlstate.Result{URL: d.URL, At: t0, Changed: true, ContentHash: "h", NextCheck: t0.Add(time.Duration(i+1) * time.Hour)})
 		}
 		require.NoError(t, s.Record(ctx, "docs", rs))
-		require.NoError(t, s.RecordFailure(ctx, "docs", Failure{URL: before[5].URL, At: t0, Stage: "fetch", Err: "503"}))
-		require.NoError(t, s.Record(ctx, "docs", []Result{{URL: before[7].URL, At: t0, Gone: true}}))
+		require.NoError(t, s.RecordFailure(ctx, "docs", crawlstate.Failure{URL: before[5].URL, At: t0, Stage: "fetch", Err: "503"}))
+		require.NoError(t, s.Record(ctx, "docs", []crawlstate.Result{{URL: before[7].URL, At: t0, Gone: true}}))
 
 		// The old URLs again (a tenth with a moved lastmod, one from
 		// another sitemap), then many new ones between them.
@@ -394,7 +396,7 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 	require.Equal(t, old, st.Seen)
 	require.Equal(t, schemaOf(t, rowByRow.w), schemaOf(t, rebuilt.w), "the indexes are back, as the schema defined them")
 
-	dump := func(s *SQLite) []string {
+	dump := func(s *State) []string {
 		rows, err := s.w.Query(`SELECT * FROM pages WHERE source = 'docs' ORDER BY url`)
 		require.NoError(t, err)
 		defer rows.Close()
@@ -415,9 +417,9 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 	}
 	require.Equal(t, dump(rowByRow), dump(rebuilt), "the same rows")
 	for _, now := range []time.Time{t0, t0.Add(100 * time.Hour), t0.Add(1000 * time.Hour)} {
-		a, err := rebuilt.Due(ctx, "docs", now, Key{}, 3*grown)
+		a, err := rebuilt.Due(ctx, "docs", now, crawlstate.Key{}, 3*grown)
 		require.NoError(t, err)
-		b, err := rowByRow.Due(ctx, "docs", now, Key{}, 3*grown)
+		b, err := rowByRow.Due(ctx, "docs", now, crawlstate.Key{}, 3*grown)
 		require.NoError(t, err)
 		require.Equal(t, b, a, "the same queue at %v", now)
 	}
@@ -438,12 +440,12 @@ func TestGrowingListingRebuildsIndexes(t *testing.T) {
 // is one lookup in pages (never a scan of the source's rows), and the new
 // ones are found by a lookup in the scratch table.
 func TestUpsertDiscoveredQueryPlans(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	ds := make([]Discovered, 2000)
+	ds := make([]crawlstate.Discovered, 2000)
 	for i := range ds {
-		ds[i] = Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
+		ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://ex.com/%d", i)}
 	}
 	_, err = s.UpsertDiscovered(t.Context(), "docs", time.Unix(1e9, 0), ds)
 	require.NoError(t, err)

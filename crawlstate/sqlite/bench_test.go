@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/cputime"
 )
 
@@ -181,7 +182,7 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 // over n seconds after t0 (row k at t0+k s), so at t0+n/2 s half are due.
 // The rows are as wide as the engine makes them: validators, title,
 // canonical, listing sitemap and a full window of change statistics.
-func dueFixture(b *testing.B, n int) *crawlstate.SQLite {
+func dueFixture(b *testing.B, n int) *sqlite.State {
 	b.Helper()
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 	ds := discovered(n, t0)
@@ -236,15 +237,6 @@ func BenchmarkDue(b *testing.B) {
 			cpu.report()
 		})
 	}
-	b.Run("count-due", func(b *testing.B) {
-		cpu := meterCPU(b)
-		for b.Loop() {
-			c, err := s.CountDue(b.Context(), "docs", now)
-			require.NoError(b, err)
-			require.Equal(b, n/2+1, c)
-		}
-		cpu.report()
-	})
 }
 
 // BenchmarkMarkMissing measures the absence count after a discovery run

@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/mattn/go-sqlite3" // also registers the "sqlite3" driver
+	// also registers the "sqlite3" driver
 )
 
 // applicationID marks a SQLite file as a recrawl state database
@@ -405,12 +404,6 @@ func migrate(ctx context.Context, db *sql.DB, path string, steps []migration, bu
 // busyRetry is the pause between attempts of a migration step that found
 // the new database file busy.
 const busyRetry = 10 * time.Millisecond
-
-// isBusy reports whether err is SQLite's SQLITE_BUSY.
-func isBusy(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.Code == sqlite3.ErrBusy
-}
 
 // migrateStep applies the step after the current version, if any, and
 // reports whether the schema was already up to date.

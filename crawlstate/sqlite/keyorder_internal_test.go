@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"cmp"
@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/stretchr/testify/require"
 )
 
 // referenceKeyOrder is keyOrder by a stable comparison sort.
-func referenceKeyOrder(urls []Discovered) []int32 {
+func referenceKeyOrder(urls []crawlstate.Discovered) []int32 {
 	idx := make([]int32, len(urls))
 	for i := range idx {
 		idx[i] = int32(i)
@@ -70,9 +71,9 @@ func TestKeyOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ds := make([]Discovered, len(tc.urls))
+			ds := make([]crawlstate.Discovered, len(tc.urls))
 			for i, u := range tc.urls {
-				ds[i] = Discovered{URL: u}
+				ds[i] = crawlstate.Discovered{URL: u}
 			}
 			require.Equal(t, referenceKeyOrder(ds), keyOrder(ds))
 		})
@@ -103,10 +104,10 @@ func TestDigitAt(t *testing.T) {
 // UpsertDiscovered does, against the comparison sort it replaced.
 func BenchmarkKeyOrder(b *testing.B) {
 	const n = 1_000_000
-	ds := make([]Discovered, n)
+	ds := make([]crawlstate.Discovered, n)
 	for i := range ds {
 		k := (i * 7919) % n
-		ds[i] = Discovered{URL: fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", k%500, k)}
+		ds[i] = crawlstate.Discovered{URL: fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", k%500, k)}
 	}
 	b.Run("radix", func(b *testing.B) {
 		for b.Loop() {

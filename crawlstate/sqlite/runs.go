@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // RecordRun implements State.
-func (s *SQLite) RecordRun(ctx context.Context, source string, start time.Time) error {
+func (s *State) RecordRun(ctx context.Context, source string, start time.Time) error {
 	const op = "record run"
 	switch {
 	case source == "":
@@ -26,7 +28,7 @@ func (s *SQLite) RecordRun(ctx context.Context, source string, start time.Time) 
 		if _, err := tx.ExecContext(ctx, `
 DELETE FROM runs WHERE source = :source AND start < (
 	SELECT start FROM runs WHERE source = :source ORDER BY start DESC LIMIT 1 OFFSET :keep)`,
-			sql.Named("source", source), sql.Named("keep", KeepRuns-1)); err != nil {
+			sql.Named("source", source), sql.Named("keep", crawlstate.KeepRuns-1)); err != nil {
 			return fmt.Errorf("crawlstate: %s %q: trim: %w", op, source, err)
 		}
 		return nil
@@ -34,7 +36,7 @@ DELETE FROM runs WHERE source = :source AND start < (
 }
 
 // Runs implements State.
-func (s *SQLite) Runs(ctx context.Context, source string, limit int) ([]time.Time, error) {
+func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: runs of %q: limit %d; it must be at least 1", source, limit)
 	}
@@ -59,25 +61,25 @@ func (s *SQLite) Runs(ctx context.Context, source string, limit int) ([]time.Tim
 }
 
 // LastModTrust implements State.
-func (s *SQLite) LastModTrust(ctx context.Context, source string) (LastModCounts, error) {
+func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.LastModCounts, error) {
 	if source == "" {
-		return LastModCounts{}, errors.New("crawlstate: lastmod trust: empty source name")
+		return crawlstate.LastModCounts{}, errors.New("crawlstate: lastmod trust: empty source name")
 	}
-	var c LastModCounts
+	var c crawlstate.LastModCounts
 	err := s.r.QueryRowContext(ctx,
 		`SELECT moved_changed, moved_same, still_changed, still_same FROM lastmod_trust WHERE source = ?`, source).
 		Scan(&c.MovedChanged, &c.MovedSame, &c.StillChanged, &c.StillSame)
 	if errors.Is(err, sql.ErrNoRows) {
-		return LastModCounts{}, nil
+		return crawlstate.LastModCounts{}, nil
 	}
 	if err != nil {
-		return LastModCounts{}, fmt.Errorf("crawlstate: lastmod trust of %q: %w", source, err)
+		return crawlstate.LastModCounts{}, fmt.Errorf("crawlstate: lastmod trust of %q: %w", source, err)
 	}
 	return c, nil
 }
 
 // AddLastModTrust implements State.
-func (s *SQLite) AddLastModTrust(ctx context.Context, source string, d LastModCounts, keep float64) error {
+func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate.LastModCounts, keep float64) error {
 	const op = "add lastmod trust"
 	if source == "" {
 		return errors.New("crawlstate: add lastmod trust: empty source name")

@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 )
 
 // PlanRows lists a source's live rows in URL order, a page at a time, with
@@ -119,8 +120,8 @@ func TestLiveRows(t *testing.T) {
 
 // A planner lists every live row of a source with the columns it reads,
 // a page at a time.
-func ExampleSQLite_PlanRows() {
-	st, err := crawlstate.OpenSQLite(":memory:")
+func ExampleState_PlanRows() {
+	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
@@ -6,18 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // alertColumns lists the alerts columns in the order scanAlert reads them.
 const alertColumns = `id, source, url, kind, created_at, payload, delivered_at, attempts, last_error`
 
-func scanAlert(sc scanner) (Alert, error) {
+func scanAlert(sc scanner) (crawlstate.Alert, error) {
 	var (
-		a                  Alert
+		a                  crawlstate.Alert
 		created, delivered int64
 	)
 	if err := sc.Scan(&a.ID, &a.Source, &a.URL, &a.Kind, &created, &a.Payload, &delivered, &a.Attempts, &a.LastError); err != nil {
-		return Alert{}, err
+		return crawlstate.Alert{}, err
 	}
 	a.CreatedAt, a.DeliveredAt = decTime(created), decTime(delivered)
 	if len(a.Payload) == 0 {
@@ -36,7 +38,7 @@ LIMIT ?`
 
 // PendingAlerts implements State: oldest first by CreatedAt, then ID. A
 // limit below 1 is an error.
-func (s *SQLite) PendingAlerts(ctx context.Context, source string, limit int) ([]Alert, error) {
+func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]crawlstate.Alert, error) {
 	const op = "pending alerts"
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
@@ -46,7 +48,7 @@ func (s *SQLite) PendingAlerts(ctx context.Context, source string, limit int) ([
 		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
 	}
 	defer rows.Close()
-	var out []Alert
+	var out []crawlstate.Alert
 	for rows.Next() {
 		a, err := scanAlert(rows)
 		if err != nil {
@@ -61,13 +63,13 @@ func (s *SQLite) PendingAlerts(ctx context.Context, source string, limit int) ([
 }
 
 // Alert implements State.
-func (s *SQLite) Alert(ctx context.Context, id string) (Alert, error) {
+func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) {
 	a, err := scanAlert(s.r.QueryRowContext(ctx, `SELECT `+alertColumns+` FROM alerts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, ErrNotFound)
+		return crawlstate.Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, crawlstate.ErrNotFound)
 	}
 	if err != nil {
-		return Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, err)
+		return crawlstate.Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, err)
 	}
 	return a, nil
 }
@@ -75,7 +77,7 @@ func (s *SQLite) Alert(ctx context.Context, id string) (Alert, error) {
 // MarkDelivered implements State: only a pending alert takes the time, so
 // a second call keeps the first DeliveredAt. A zero at is an error (a zero
 // DeliveredAt means pending).
-func (s *SQLite) MarkDelivered(ctx context.Context, id string, at time.Time) error {
+func (s *State) MarkDelivered(ctx context.Context, id string, at time.Time) error {
 	const op = "mark delivered"
 	if at.IsZero() {
 		return fmt.Errorf("crawlstate: %s %q: zero delivery time; pass when the sink acknowledged the alert", op, id)
@@ -86,7 +88,7 @@ func (s *SQLite) MarkDelivered(ctx context.Context, id string, at time.Time) err
 }
 
 // MarkAlertFailed implements State. It also keeps at, for diagnosis.
-func (s *SQLite) MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error {
+func (s *State) MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error {
 	const op = "mark alert failed"
 	return s.updatePendingAlert(ctx, op, id, `
 UPDATE alerts SET attempts = attempts + 1, last_error = ?, last_attempt = ?
@@ -97,7 +99,7 @@ WHERE id = ? AND delivered_at = -9223372036854775808`,
 // updatePendingAlert runs an UPDATE of a pending alert. When it matched
 // nothing, the alert is either delivered (nothing to do) or unknown
 // (ErrNotFound).
-func (s *SQLite) updatePendingAlert(ctx context.Context, op, id, query string, args ...any) error {
+func (s *State) updatePendingAlert(ctx context.Context, op, id, query string, args ...any) error {
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
@@ -113,7 +115,7 @@ func (s *SQLite) updatePendingAlert(ctx context.Context, op, id, query string, a
 		var one int
 		err = tx.QueryRowContext(ctx, `SELECT 1 FROM alerts WHERE id = ?`, id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("crawlstate: %s %q: no such alert: %w", op, id, ErrNotFound)
+			return fmt.Errorf("crawlstate: %s %q: no such alert: %w", op, id, crawlstate.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, id, err)

@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 )
 
 // One discovery run against a state file: upsert what the sitemap listed,
 // walk the due queue, record a fetch, and see the row leave the queue.
-func ExampleOpenSQLite() {
+func ExampleOpen() {
 	dir, err := os.MkdirTemp("", "crawlstate-example")
 	if err != nil {
 		fmt.Println(err)
@@ -21,7 +22,7 @@ func ExampleOpenSQLite() {
 	}
 	defer os.RemoveAll(dir)
 
-	st, err := crawlstate.OpenSQLite(filepath.Join(dir, "state.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.db"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -58,7 +59,8 @@ func ExampleOpenSQLite() {
 		fmt.Println(err)
 		return
 	}
-	n, _ := st.CountDue(ctx, "docs", now)
+	now2, _ := st.Due(ctx, "docs", now, crawlstate.Key{}, 100)
+	n := len(now2)
 	next, _, _ := st.NextDue(ctx, "docs")
 	r, _ := st.Get(ctx, "docs", "https://example.com/docs/api")
 	fmt.Printf("due now: %d; api next check %s, etag %s\n", n, r.NextCheck.Format(time.RFC3339), r.ETag)
@@ -73,8 +75,8 @@ func ExampleOpenSQLite() {
 
 // A run takes the source's lock first, so two schedulers never crawl the
 // same site at once; a crashed holder's lock expires.
-func ExampleSQLite_Lock() {
-	st, err := crawlstate.OpenSQLite(":memory:")
+func ExampleState_Lock() {
+	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -98,7 +100,7 @@ func ExampleSQLite_Lock() {
 // With tombstones kept, a page that answered 404 stays gone even when a
 // stale sitemap lists it again.
 func ExampleWithKeepTombstones() {
-	st, err := crawlstate.OpenSQLite(":memory:", crawlstate.WithKeepTombstones())
+	st, err := sqlite.Open(context.Background(), ":memory:", sqlite.WithKeepTombstones())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -119,8 +121,8 @@ func ExampleWithKeepTombstones() {
 
 // The engine records every run's start; the scheduler measures the
 // source's cadence from them.
-func ExampleSQLite_RecordRun() {
-	st, err := crawlstate.OpenSQLite(":memory:")
+func ExampleState_RecordRun() {
+	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		fmt.Println(err)
 		return

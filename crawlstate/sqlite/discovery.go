@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"cmp"
@@ -8,13 +8,15 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // Document implements State.
-func (s *SQLite) Document(ctx context.Context, source, u string) (Document, error) {
+func (s *State) Document(ctx context.Context, source, u string) (crawlstate.Document, error) {
 	const op = "document"
 	var (
-		d                         Document
+		d                         crawlstate.Document
 		newest, listed, fetchedAt int64
 	)
 	err := s.r.QueryRowContext(ctx, `
@@ -22,10 +24,10 @@ SELECT url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetche
 FROM documents WHERE source = ? AND url = ?`, source, u).
 		Scan(&d.URL, &d.ETag, &d.LastModified, &d.Entries, &newest, &listed, &fetchedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Document{}, fmt.Errorf("crawlstate: %s %q of source %q: %w", op, u, source, ErrNotFound)
+		return crawlstate.Document{}, fmt.Errorf("crawlstate: %s %q of source %q: %w", op, u, source, crawlstate.ErrNotFound)
 	}
 	if err != nil {
-		return Document{}, fmt.Errorf("crawlstate: %s %q of source %q: %w", op, u, source, err)
+		return crawlstate.Document{}, fmt.Errorf("crawlstate: %s %q of source %q: %w", op, u, source, err)
 	}
 	d.NewestLastMod, d.ListedLastMod, d.FetchedAt = decTime(newest), decTime(listed), decTime(fetchedAt)
 	return d, nil
@@ -33,7 +35,7 @@ FROM documents WHERE source = ? AND url = ?`, source, u).
 
 // PutDocument implements State: it inserts the document or replaces every
 // field of the stored one. An empty source or URL is an error.
-func (s *SQLite) PutDocument(ctx context.Context, source string, doc Document) error {
+func (s *State) PutDocument(ctx context.Context, source string, doc crawlstate.Document) error {
 	const op = "put document"
 	if source == "" || doc.URL == "" {
 		return fmt.Errorf("crawlstate: %s: empty source (%q) or document URL (%q)", op, source, doc.URL)
@@ -73,7 +75,7 @@ WHERE source = :source AND listed_in = :via
 
 // TouchListed implements State in one UPDATE. An empty via is an error: it
 // would name the rows no document listed.
-func (s *SQLite) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
+func (s *State) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
 	const op = "touch listed"
 	if via == "" {
 		return 0, fmt.Errorf("crawlstate: %s: empty document URL; pass the document whose listing did not change", op)
@@ -106,7 +108,7 @@ func (s *SQLite) TouchListed(ctx context.Context, source, via string, now time.T
 // comparison sort reads again on every comparison; here the shared prefix
 // is skipped once, each round sorts 64-bit integers, and only the URLs
 // still tied read their next 8 bytes.
-func keyOrder(urls []Discovered) []int32 {
+func keyOrder(urls []crawlstate.Discovered) []int32 {
 	keys := make([]radixKey, len(urls))
 	for i := range keys {
 		keys[i] = radixKey{url: urls[i].URL, i: int32(i)}

@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/sqlite"
 )
 
 // openExample opens an in-memory state with one page of source "docs",
 // listed by a sitemap file.
-func openExample(now time.Time) (*crawlstate.SQLite, error) {
-	st, err := crawlstate.OpenSQLite(":memory:")
+func openExample(now time.Time) (*sqlite.State, error) {
+	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +29,7 @@ func openExample(now time.Time) (*crawlstate.SQLite, error) {
 // A changed page is recorded with everything the pipeline produced for it:
 // statistics, title, links, chunks and the change alert, in one
 // transaction. A later 304 keeps them.
-func ExampleSQLite_Chunks() {
+func ExampleState_Chunks() {
 	now := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
 	st, err := openExample(now)
 	if err != nil {
@@ -83,7 +84,7 @@ func ExampleSQLite_Chunks() {
 // Alerts wait in the state until a sink acknowledges them: a failed
 // delivery leaves them pending, a delivered one is never sent again, and a
 // replayed change does not store it twice.
-func ExampleSQLite_PendingAlerts() {
+func ExampleState_PendingAlerts() {
 	now := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
 	st, err := openExample(now)
 	if err != nil {
@@ -124,8 +125,8 @@ func ExampleSQLite_PendingAlerts() {
 
 // Vectors of chunk text already embedded are reused: only the texts the
 // cache lacks go to the embedder.
-func ExampleSQLite_Vectors() {
-	st, err := crawlstate.OpenSQLite(":memory:")
+func ExampleState_Vectors() {
+	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -155,7 +156,7 @@ func ExampleSQLite_Vectors() {
 
 // A sitemap file that answers 304 lists what it listed before: its URLs
 // are marked seen without parsing it, so they are not counted missing.
-func ExampleSQLite_TouchListed() {
+func ExampleState_TouchListed() {
 	now := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
 	st, err := openExample(now)
 	if err != nil {
@@ -181,7 +182,7 @@ func ExampleSQLite_TouchListed() {
 
 // A page that keeps failing is a dead letter; its stage events explain
 // each attempt.
-func ExampleSQLite_DeadLetters() {
+func ExampleState_DeadLetters() {
 	now := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
 	st, err := openExample(now)
 	if err != nil {

@@ -1,4 +1,4 @@
-package crawlstate_test
+package sqlite_test
 
 import (
 	"fmt"

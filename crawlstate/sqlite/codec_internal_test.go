@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"bytes"
@@ -7,22 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/stretchr/testify/require"
 )
 
 func TestChecksRoundTrip(t *testing.T) {
 	tests := []struct {
 		name string
-		in   []Check
+		in   []crawlstate.Check
 		size int // encoded bytes
 	}{
 		{"none", nil, 0},
-		{"empty", []Check{}, 0},
-		{"modified zero", []Check{{Elapsed: 20 * time.Hour}}, 1 + 1 + 7},
-		{"modified same", []Check{{Elapsed: 20*time.Hour + 1, Modified: 20*time.Hour + 1}}, 1 + 1 + 7},
-		{"modified other", []Check{{Elapsed: 20 * time.Hour, Changed: true, Modified: 3 * time.Hour}}, 1 + 1 + 7 + 7},
-		{"zero elapsed", []Check{{}}, 1 + 1 + 1},
-		{"negative and extreme values", []Check{
+		{"empty", []crawlstate.Check{}, 0},
+		{"modified zero", []crawlstate.Check{{Elapsed: 20 * time.Hour}}, 1 + 1 + 7},
+		{"modified same", []crawlstate.Check{{Elapsed: 20*time.Hour + 1, Modified: 20*time.Hour + 1}}, 1 + 1 + 7},
+		{"modified other", []crawlstate.Check{{Elapsed: 20 * time.Hour, Changed: true, Modified: 3 * time.Hour}}, 1 + 1 + 7 + 7},
+		{"zero elapsed", []crawlstate.Check{{}}, 1 + 1 + 1},
+		{"negative and extreme values", []crawlstate.Check{
 			{Elapsed: -time.Second, Modified: math.MinInt64},
 			{Elapsed: math.MaxInt64, Changed: true, Modified: math.MaxInt64 - 1},
 		}, 1 + 1 + 5 + 10 + 1 + 10 + 10},
@@ -45,12 +46,12 @@ func TestChecksRoundTrip(t *testing.T) {
 // A full window of the engine's checks stays small: the point of the
 // binary form.
 func TestChecksWindowSize(t *testing.T) {
-	window := make([]Check, 32)
+	window := make([]crawlstate.Check, 32)
 	for i := range window {
 		e := time.Duration(20+i)*time.Hour + time.Duration(i*7919)
-		window[i] = Check{Elapsed: e, Modified: e}
+		window[i] = crawlstate.Check{Elapsed: e, Modified: e}
 		if i%5 == 0 {
-			window[i] = Check{Elapsed: e, Changed: true, Modified: e / 3}
+			window[i] = crawlstate.Check{Elapsed: e, Changed: true, Modified: e / 3}
 		}
 	}
 	b := encodeChecks(window)
@@ -151,7 +152,7 @@ func TestVectorEncoding(t *testing.T) {
 
 func FuzzDecodeChecks(f *testing.F) {
 	f.Add([]byte(nil))
-	f.Add(encodeChecks([]Check{{Elapsed: time.Hour, Changed: true, Modified: time.Minute}, {Elapsed: 2 * time.Hour, Modified: 2 * time.Hour}, {Elapsed: 3}}))
+	f.Add(encodeChecks([]crawlstate.Check{{Elapsed: time.Hour, Changed: true, Modified: time.Minute}, {Elapsed: 2 * time.Hour, Modified: 2 * time.Hour}, {Elapsed: 3}}))
 	f.Add([]byte{checksFormat, 0xff})
 	f.Add([]byte{checksFormat, 0, 0x80, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -204,10 +205,10 @@ func FuzzDecodeVector(f *testing.F) {
 // BenchmarkDecodeChecks measures decoding a full window of 32 checks, as
 // the due query does for every row it returns.
 func BenchmarkDecodeChecks(b *testing.B) {
-	window := make([]Check, 32)
+	window := make([]crawlstate.Check, 32)
 	for i := range window {
 		e := time.Duration(20+i%30)*time.Hour + time.Duration(i*7919)%time.Second
-		window[i] = Check{Elapsed: e, Changed: i%5 == 0, Modified: e}
+		window[i] = crawlstate.Check{Elapsed: e, Changed: i%5 == 0, Modified: e}
 		if window[i].Changed {
 			window[i].Modified = e / 3
 		}

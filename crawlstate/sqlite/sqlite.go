@@ -1,4 +1,4 @@
-package crawlstate
+package sqlite
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
+	"github.com/recrawl/recrawl/crawlstate"
 )
 
 // SQLite is the default State: one SQLite database file in WAL mode.
@@ -38,29 +38,29 @@ import (
 //
 // A SQLite is safe for concurrent use, and several SQLite values (or
 // processes) may open the same file.
-type SQLite struct {
+type State struct {
 	w        *sql.DB // exactly one connection: every write
 	r        *sql.DB // read-only connections; == w for :memory:
 	prepared map[string]*sql.Stmt
 	path     string
-	opts     Options
+	opts     crawlstate.Options
 	log      *slog.Logger
 }
 
-var _ State = (*SQLite)(nil)
+var _ crawlstate.State = (*State)(nil)
 
-// Option configures OpenSQLite.
+// Option configures Open.
 type Option func(*sqliteConfig)
 
 type sqliteConfig struct {
-	opts        Options
+	opts        crawlstate.Options
 	busyTimeout time.Duration
 	readConns   int
 	log         *slog.Logger
 }
 
 // WithOptions sets the policies of the store.
-func WithOptions(o Options) Option { return func(c *sqliteConfig) { c.opts = o } }
+func WithOptions(o crawlstate.Options) Option { return func(c *sqliteConfig) { c.opts = o } }
 
 // WithKeepTombstones keeps gone rows gone when discovery lists them again
 // (Options.KeepTombstones).
@@ -81,20 +81,20 @@ func WithLogger(l *slog.Logger) Option { return func(c *sqliteConfig) { c.log = 
 // write lock unless WithBusyTimeout says otherwise.
 const DefaultBusyTimeout = 5 * time.Second
 
-// OpenSQLite opens the state database at path, creating it if needed, and
+// Open opens the state database at path, creating it if needed, and
 // upgrades its schema to the version this build knows. The path ":memory:"
 // opens a private in-memory database that disappears on Close.
 //
 // It returns a *SchemaVersionError for a database written by a newer
 // recrawl and an error wrapping ErrNotStateDB for a file of another
 // application.
-func OpenSQLite(path string, opts ...Option) (*SQLite, error) {
-	return openSQLite(path, migrations, opts...)
+func Open(ctx context.Context, path string, opts ...Option) (*State, error) {
+	return open(ctx, path, migrations, opts...)
 }
 
 // openSQLite opens path with the schema history steps (tests pass a longer
 // history to exercise upgrades).
-func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error) {
+func open(ctx context.Context, path string, steps []migration, opts ...Option) (*State, error) {
 	cfg := sqliteConfig{busyTimeout: DefaultBusyTimeout, readConns: 4}
 	for _, o := range opts {
 		o(&cfg)
@@ -144,13 +144,13 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 
-	s := &SQLite{w: w, r: w, path: path, opts: cfg.opts, log: cfg.log}
-	if err := migrate(context.Background(), w, path, steps, cfg.busyTimeout, cfg.log); err != nil {
+	s := &State{w: w, r: w, path: path, opts: cfg.opts, log: cfg.log}
+	if err := migrate(ctx, w, path, steps, cfg.busyTimeout, cfg.log); err != nil {
 		_ = w.Close()
 		return nil, err
 	}
 	if len(steps) >= len(migrations) { // a test's shorter history lacks the tables
-		if err := s.prepareWrites(context.Background()); err != nil {
+		if err := s.prepareWrites(ctx); err != nil {
 			_ = s.Close()
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func openSQLite(path string, steps []migration, opts ...Option) (*SQLite, error)
 	}
 	r.SetMaxOpenConns(cfg.readConns)
 	r.SetMaxIdleConns(cfg.readConns)
-	if err := r.PingContext(context.Background()); err != nil {
+	if err := r.PingContext(ctx); err != nil {
 		_ = errors.Join(r.Close(), w.Close())
 		return nil, fmt.Errorf("crawlstate: open %s for reading: %w", path, err)
 	}
@@ -218,23 +218,6 @@ const writerDriver = "sqlite3-recrawl-writer"
 // size: WAL mode cannot change it.
 const newPageSize = 8 << 10
 
-func init() {
-	sql.Register(writerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		if err := c.RegisterFunc("recrawl_event_key", eventKey, true); err != nil {
-			return err
-		}
-		if c.GetFilename("main") == "" { // in memory
-			return nil
-		}
-		_, err := c.Exec("PRAGMA page_size = "+strconv.Itoa(newPageSize)+"; PRAGMA journal_mode = WAL", nil)
-		return err
-	}})
-	sql.Register(readerDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec("PRAGMA mmap_size = "+strconv.Itoa(readerMmapBytes), nil)
-		return err
-	}})
-}
-
 // readerStmtCache is how many prepared statements a reading connection
 // keeps.
 const readerStmtCache = 16
@@ -252,7 +235,7 @@ func dsn(path string, params url.Values) string {
 }
 
 // Close releases both connection pools.
-func (s *SQLite) Close() error {
+func (s *State) Close() error {
 	for _, st := range s.prepared {
 		_ = st.Close()
 	}
@@ -314,9 +297,9 @@ const rowColumnCount = 30
 // generic conversions of database/sql's Scan (reflection, byte slices
 // copied once more) cost more than the query itself on a page of wide
 // rows.
-func decodeRow(r *Row, source string, vals []driver.Value) error {
+func decodeRow(r *crawlstate.Row, source string, vals []driver.Value) error {
 	var d rowDecoder
-	*r = Row{
+	*r = crawlstate.Row{
 		Source: source, URL: d.text(vals[0], 0), OriginalURL: d.text(vals[1], 1),
 		FirstSeen: decTime(d.int(vals[2], 2)), LastSeen: decTime(d.int(vals[3], 3)), LastFetched: decTime(d.int(vals[4], 4)),
 		NextCheck: decTime(d.int(vals[5], 5)), Interval: time.Duration(d.int(vals[6], 6)),
@@ -392,7 +375,7 @@ func (d *rowDecoder) real(v any, i int) float64 {
 
 // withTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it,
 // or rolls it back when fn or the commit fails.
-func (s *SQLite) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+func (s *State) withTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("crawlstate: %s: begin: %w", op, err)
@@ -515,9 +498,9 @@ FROM discovered_raw WHERE url NOT IN (SELECT url FROM discovered)`},
 // spill to a temporary file, so a large batch costs little memory beyond
 // the caller's slice. A URL listed twice counts once; its first entry
 // wins.
-func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []Discovered) (UpsertStats, error) {
+func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
 	const op = "upsert discovered"
-	var st UpsertStats
+	var st crawlstate.UpsertStats
 	if source == "" {
 		return st, fmt.Errorf("crawlstate: %s: empty source name", op)
 	}
@@ -643,7 +626,7 @@ func (s *SQLite) UpsertDiscovered(ctx context.Context, source string, now time.T
 		return nil
 	})
 	if err != nil {
-		return UpsertStats{}, err
+		return crawlstate.UpsertStats{}, err
 	}
 	return st, nil
 }
@@ -719,7 +702,7 @@ func freshSQL(n int) string {
 // insertFresh inserts urls, in the given order, as new rows of a source
 // that has none, loadRowsPerStatement to a statement; it returns how many
 // rows it inserted.
-func insertFresh(ctx context.Context, tx *sql.Tx, source string, now time.Time, urls []Discovered, order []int32) (int, error) {
+func insertFresh(ctx context.Context, tx *sql.Tx, source string, now time.Time, urls []crawlstate.Discovered, order []int32) (int, error) {
 	var stmts [2]*sql.Stmt
 	defer func() {
 		for _, st := range stmts {
@@ -785,7 +768,7 @@ func execFused(st *sql.Stmt, args []any) error {
 
 // load appends urls, in the given order, to discovered_raw: full
 // statements of loadRowsPerStatement URLs, then one for the rest.
-func load(ctx context.Context, tx *sql.Tx, urls []Discovered, order []int32) error {
+func load(ctx context.Context, tx *sql.Tx, urls []crawlstate.Discovered, order []int32) error {
 	full, err := tx.PrepareContext(ctx, loadSQL(loadRowsPerStatement))
 	if err != nil {
 		return fmt.Errorf("prepare load: %w", err)
@@ -850,7 +833,7 @@ WHERE source = :source AND gone = 0 AND last_seen < :run_start
 	AND missing_runs % :threshold = 0 AND next_check > :now AND excluded = ''`
 
 // MarkMissing implements State in one transaction of three UPDATEs.
-func (s *SQLite) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
+func (s *State) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
 	if threshold < 1 {
 		return 0, fmt.Errorf("crawlstate: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
@@ -896,7 +879,7 @@ ORDER BY next_check, url
 LIMIT :limit`
 
 // Due implements State. A limit below 1 is an error.
-func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Key, limit int) ([]Row, error) {
+func (s *State) Due(ctx context.Context, source string, now time.Time, after crawlstate.Key, limit int) ([]crawlstate.Row, error) {
 	const op = "due"
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
@@ -918,7 +901,7 @@ func (s *SQLite) Due(ctx context.Context, source string, now time.Time, after Ke
 // it expects up to size rows. args are the query's arguments as
 // database/sql takes them: sql.NamedArg or positional int, int64, bool,
 // string values.
-func (s *SQLite) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]Row, error) {
+func (s *State) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
@@ -934,7 +917,7 @@ func (s *SQLite) queryRows(ctx context.Context, source string, size int, query s
 		return nil, err
 	}
 	defer conn.Close()
-	out := make([]Row, 0, size)
+	out := make([]crawlstate.Row, 0, size)
 	err = conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -957,7 +940,7 @@ func (s *SQLite) queryRows(ctx context.Context, source string, size int, query s
 				_ = rows.Close()
 				return err
 			}
-			out = append(out, Row{})
+			out = append(out, crawlstate.Row{})
 			if err := decodeRow(&out[len(out)-1], source, vals); err != nil {
 				_ = rows.Close()
 				return err
@@ -971,20 +954,8 @@ func (s *SQLite) queryRows(ctx context.Context, source string, size int, query s
 	return out, nil
 }
 
-// CountDue implements State.
-func (s *SQLite) CountDue(ctx context.Context, source string, now time.Time) (int, error) {
-	var n int
-	err := s.r.QueryRowContext(ctx,
-		`SELECT count(*) FROM pages WHERE source = ? AND gone = 0 AND next_check <= ?`,
-		source, encTime(now)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("crawlstate: count due: %w", err)
-	}
-	return n, nil
-}
-
 // NextDue implements State.
-func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, error) {
+func (s *State) NextDue(ctx context.Context, source string) (time.Time, bool, error) {
 	var next sql.NullInt64
 	err := s.r.QueryRowContext(ctx,
 		`SELECT min(next_check) FROM pages WHERE source = ? AND gone = 0 AND next_check < 9223372036854775807`, source).Scan(&next)
@@ -998,19 +969,19 @@ func (s *SQLite) NextDue(ctx context.Context, source string) (time.Time, bool, e
 }
 
 // Get implements State.
-func (s *SQLite) Get(ctx context.Context, source, u string) (Row, error) {
+func (s *State) Get(ctx context.Context, source, u string) (crawlstate.Row, error) {
 	rows, err := s.queryRows(ctx, source, 1, `SELECT `+rowColumns+` FROM pages WHERE source = ? AND url = ?`, source, u)
 	if err != nil {
-		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, err)
+		return crawlstate.Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, err)
 	}
 	if len(rows) == 0 {
-		return Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, ErrNotFound)
+		return crawlstate.Row{}, fmt.Errorf("crawlstate: get %q of source %q: %w", u, source, crawlstate.ErrNotFound)
 	}
 	return rows[0], nil
 }
 
 // Count implements State.
-func (s *SQLite) Count(ctx context.Context, source string) (total, gone int, err error) {
+func (s *State) Count(ctx context.Context, source string) (total, gone int, err error) {
 	err = s.r.QueryRowContext(ctx,
 		`SELECT count(*), coalesce(sum(gone), 0) FROM pages WHERE source = ?`, source).Scan(&total, &gone)
 	if err != nil {
@@ -1105,7 +1076,7 @@ ON CONFLICT (id) DO NOTHING`
 // alerts, in one transaction with prepared statements; an unknown URL
 // rolls the whole batch back and the error wraps ErrNotFound. Results are
 // checked before anything is written (see checkResult).
-func (s *SQLite) Record(ctx context.Context, source string, results []Result) error {
+func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
 	for i := range results {
 		if err := checkResult(source, &results[i]); err != nil {
@@ -1135,7 +1106,7 @@ func (s *SQLite) Record(ctx context.Context, source string, results []Result) er
 // checkResult rejects what cannot be stored faithfully: chunks with the
 // same ordinal, an alert without ID or of another source, a NaN rate or
 // weight (SQLite cannot store NaN).
-func checkResult(source string, r *Result) error {
+func checkResult(source string, r *crawlstate.Result) error {
 	if r.ReplaceChunks && !r.Gone {
 		seen := make(map[int]struct{}, len(r.Chunks))
 		for _, c := range r.Chunks {
@@ -1168,7 +1139,7 @@ func checkResult(source string, r *Result) error {
 
 // recordOne writes one result: the row, then its links, chunks, alert and
 // events.
-func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error {
+func recordOne(ctx context.Context, ps *txStmts, source string, r crawlstate.Result) error {
 	if err := recordRow(ctx, ps, source, r); err != nil {
 		return err
 	}
@@ -1186,7 +1157,7 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r Result) error 
 
 // recordRow writes the row of one result, then its links, chunks and
 // alert.
-func recordRow(ctx context.Context, ps *txStmts, source string, r Result) error {
+func recordRow(ctx context.Context, ps *txStmts, source string, r crawlstate.Result) error {
 	if r.Excluded != "" {
 		res, err := ps.exec(ctx, excludeSQL, sql.Named("source", source), sql.Named("url", r.URL),
 			sql.Named("at", encTime(r.At)), sql.Named("excluded", r.Excluded))
@@ -1209,7 +1180,7 @@ func recordRow(ctx context.Context, ps *txStmts, source string, r Result) error 
 
 // plainNotModified reports whether r is a 304 that notModifiedSQL stores
 // as recordSQL would: statistics, no links, chunks or alert, no change.
-func plainNotModified(r Result) bool {
+func plainNotModified(r crawlstate.Result) bool {
 	return r.NotModified && !r.Gone && !r.Changed && r.Stats != nil && r.Links == nil && !r.ReplaceChunks && r.Alert == nil
 }
 
@@ -1222,15 +1193,15 @@ func rowUpdated(res sql.Result, err error, source string) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, ErrNotFound)
+		return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, crawlstate.ErrNotFound)
 	}
 	return nil
 }
 
 // recordFull writes any result other than an exclusion with recordSQL,
 // then its links, chunks and alert.
-func recordFull(ctx context.Context, ps *txStmts, source string, r Result) error {
-	var st Stats
+func recordFull(ctx context.Context, ps *txStmts, source string, r crawlstate.Result) error {
+	var st crawlstate.Stats
 	if r.Stats != nil {
 		st = *r.Stats
 	}
@@ -1313,7 +1284,7 @@ var preparedQueries = []string{
 }
 
 // prepareWrites prepares preparedQueries on the writer connection.
-func (s *SQLite) prepareWrites(ctx context.Context) error {
+func (s *State) prepareWrites(ctx context.Context) error {
 	s.prepared = make(map[string]*sql.Stmt, len(preparedQueries))
 	for _, q := range preparedQueries {
 		st, err := s.w.PrepareContext(ctx, q)
@@ -1333,7 +1304,7 @@ type txStmts struct {
 	buf      []byte               // a row's encoded checks, reused row after row
 }
 
-func (s *SQLite) txStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, prepared: s.prepared} }
+func (s *State) txStmts(tx *sql.Tx) *txStmts { return &txStmts{tx: tx, prepared: s.prepared} }
 
 // exec runs query with args, with the store's prepared statement when
 // there is one, else with one prepared on first use in this transaction.
@@ -1371,7 +1342,7 @@ UPDATE pages SET failures = failures + 1, last_error = ?, last_stage = ?, last_f
 WHERE source = ? AND url = ?`
 
 // RecordFailure implements State.
-func (s *SQLite) RecordFailure(ctx context.Context, source string, f Failure) error {
+func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.Failure) error {
 	const op = "record failure"
 	msg := f.Err
 	if f.Stage != "" {
@@ -1399,14 +1370,14 @@ func mustHaveUpdated(res sql.Result, op, source, u string) error {
 		return fmt.Errorf("crawlstate: %s %q: %w", op, u, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("crawlstate: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w", op, u, source, ErrNotFound)
+		return fmt.Errorf("crawlstate: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w", op, u, source, crawlstate.ErrNotFound)
 	}
 	return nil
 }
 
 // Lock implements State. The lock is held until, not including, now+ttl;
 // the holder may Lock again to extend it.
-func (s *SQLite) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "lock"
 	if err := checkLockArgs(op, source, owner, ttl); err != nil {
 		return err
@@ -1421,7 +1392,7 @@ func (s *SQLite) Lock(ctx context.Context, source, owner string, now time.Time, 
 		case err != nil:
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		case holder != owner && expires > encTime(now):
-			return &LockHeldError{Source: source, Owner: holder, Acquired: decTime(acquired), Expires: decTime(expires)}
+			return &crawlstate.LockHeldError{Source: source, Owner: holder, Acquired: decTime(acquired), Expires: decTime(expires)}
 		case holder != owner:
 			s.log.Warn("crawlstate: took over an expired run lock",
 				"source", source, "owner", owner, "previous_owner", holder, "expired_at", decTime(expires))
@@ -1443,7 +1414,7 @@ ON CONFLICT (source) DO UPDATE SET
 
 // Refresh implements State. An owner whose lock expired but was not taken
 // over keeps it: nobody else ran in between.
-func (s *SQLite) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "refresh lock"
 	if err := checkLockArgs(op, source, owner, ttl); err != nil {
 		return err
@@ -1460,14 +1431,14 @@ func (s *SQLite) Refresh(ctx context.Context, source, owner string, now time.Tim
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("crawlstate: %s %q: %q no longer holds it: %w", op, source, owner, ErrLockLost)
+			return fmt.Errorf("crawlstate: %s %q: %q no longer holds it: %w", op, source, owner, crawlstate.ErrLockLost)
 		}
 		return nil
 	})
 }
 
 // Unlock implements State.
-func (s *SQLite) Unlock(ctx context.Context, source, owner string) error {
+func (s *State) Unlock(ctx context.Context, source, owner string) error {
 	const op = "unlock"
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx,
