@@ -151,8 +151,9 @@ type Sharer interface {
 	// empty source or a zero run is an error.
 	Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error)
 	// Claim leases to owner, until now+ttl, up to limit rows of source
-	// offered for run that no other owner holds (a lease that expired at
-	// or before now is taken over), and returns them whole in (NextCheck,
+	// offered for run that nobody holds (a lease that expired at or
+	// before now is taken over; owner's own unexpired leases are not
+	// returned again), and returns them whole in (NextCheck,
 	// URL) order. Two Claims at once never return the same row. pending
 	// is how many offered rows of run stay leased to other owners, and
 	// next the earliest expiry among their leases (zero when pending is

@@ -47,13 +47,13 @@ WHERE source = $1 AND url = ANY($3::text[])`), source, encTime(run), urls)
 }
 
 // claimSQL leases up to $6 offered rows of run $2 to owner $3 until $5,
-// rows that no other owner holds unexpired at $4, skipping rows another
+// rows that nobody holds unexpired at $4, skipping rows another
 // transaction has locked (a concurrent Claim), and returns them whole.
 var claimSQL = `
 WITH picked AS (
 	SELECT url FROM {s}.pages
 	WHERE source = $1 AND offer_run = $2
-		AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires <= $4)
+		AND (lease_owner IS NULL OR lease_expires <= $4)
 	ORDER BY next_check, url
 	LIMIT $6
 	FOR UPDATE SKIP LOCKED
@@ -67,9 +67,9 @@ var qualifiedRowColumns = qualify(rowColumns, "p.")
 
 // Claim implements crawlstate.Sharer. It selects the rows with SELECT ...
 // FOR UPDATE SKIP LOCKED and writes owner and expiry in the same
-// statement, so two Claims at once never return the same row. Rows owner
-// already holds are offered to it again (a worker that restarts under its
-// name gets its rows back).
+// statement, so two Claims at once never return the same row. A row owner
+// already holds unexpired is not returned again (Extend renews it), so a
+// worker that claims until nothing is left ends.
 func (s *State) Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) ([]crawlstate.Row, int, time.Time, error) {
 	const op = "claim"
 	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
