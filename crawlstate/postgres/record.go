@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -90,7 +88,7 @@ ORDER BY n`
 func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
 	for i := range results {
-		if err := checkResult(source, &results[i]); err != nil {
+		if err := results[i].Check(source); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: results[%d] %q: %w", op, i, results[i].URL, err)
 		}
 	}
@@ -303,40 +301,6 @@ func (s *State) recordRound(ctx context.Context, tx pgx.Tx, source string, round
 			if _, ok := updated[r.URL]; !ok {
 				return notFound(op, source, r.URL)
 			}
-		}
-	}
-	return nil
-}
-
-// checkResult rejects what cannot be stored faithfully, as the SQLite
-// State does: chunks with the same ordinal, an alert without ID or of
-// another source, an event without stage, a NaN rate or weight.
-func checkResult(source string, r *crawlstate.Result) error {
-	if r.ReplaceChunks && !r.Gone {
-		seen := make(map[int]struct{}, len(r.Chunks))
-		for _, c := range r.Chunks {
-			if _, dup := seen[c.Ordinal]; dup {
-				return fmt.Errorf("two chunks have ordinal %d; ordinals must be distinct", c.Ordinal)
-			}
-			seen[c.Ordinal] = struct{}{}
-		}
-	}
-	if a := r.Alert; a != nil {
-		if a.ID == "" {
-			return errors.New("the alert has an empty ID; set it to alert.ID(url, old hash, new hash)")
-		}
-		if a.Source != "" && a.Source != source {
-			return fmt.Errorf("alert %s names source %q but is recorded for source %q", a.ID, a.Source, source)
-		}
-	}
-	for i, e := range r.Events {
-		if e.Stage == "" {
-			return fmt.Errorf("events[%d] has an empty stage", i)
-		}
-	}
-	if st := r.Stats; st != nil {
-		if math.IsNaN(st.ChangeRate) || math.IsNaN(st.Weight) {
-			return fmt.Errorf("the statistics have a NaN ChangeRate (%v) or Weight (%v); pass numbers", st.ChangeRate, st.Weight)
 		}
 	}
 	return nil

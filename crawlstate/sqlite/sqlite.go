@@ -1075,11 +1075,11 @@ ON CONFLICT (id) DO NOTHING`
 // Record implements State: all results, with their links, chunks and
 // alerts, in one transaction with prepared statements; an unknown URL
 // rolls the whole batch back and the error wraps ErrNotFound. Results are
-// checked before anything is written (see checkResult).
+// checked before anything is written (see crawlstate.Result.Check).
 func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
 	for i := range results {
-		if err := checkResult(source, &results[i]); err != nil {
+		if err := results[i].Check(source); err != nil {
 			return fmt.Errorf("crawlstate: %s: results[%d] %q: %w", op, i, results[i].URL, err)
 		}
 	}
@@ -1101,40 +1101,6 @@ func (s *State) Record(ctx context.Context, source string, results []crawlstate.
 		}
 		return nil
 	})
-}
-
-// checkResult rejects what cannot be stored faithfully: chunks with the
-// same ordinal, an alert without ID or of another source, a NaN rate or
-// weight (SQLite cannot store NaN).
-func checkResult(source string, r *crawlstate.Result) error {
-	if r.ReplaceChunks && !r.Gone {
-		seen := make(map[int]struct{}, len(r.Chunks))
-		for _, c := range r.Chunks {
-			if _, dup := seen[c.Ordinal]; dup {
-				return fmt.Errorf("two chunks have ordinal %d; ordinals must be distinct", c.Ordinal)
-			}
-			seen[c.Ordinal] = struct{}{}
-		}
-	}
-	if a := r.Alert; a != nil {
-		if a.ID == "" {
-			return errors.New("the alert has an empty ID; set it to alert.ID(url, old hash, new hash)")
-		}
-		if a.Source != "" && a.Source != source {
-			return fmt.Errorf("alert %s names source %q but is recorded for source %q", a.ID, a.Source, source)
-		}
-	}
-	for i, e := range r.Events {
-		if e.Stage == "" {
-			return fmt.Errorf("events[%d] has an empty stage", i)
-		}
-	}
-	if st := r.Stats; st != nil {
-		if math.IsNaN(st.ChangeRate) || math.IsNaN(st.Weight) {
-			return fmt.Errorf("the statistics have a NaN ChangeRate (%v) or Weight (%v); pass numbers", st.ChangeRate, st.Weight)
-		}
-	}
-	return nil
 }
 
 // recordOne writes one result: the row, then its links, chunks, alert and
