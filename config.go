@@ -77,7 +77,13 @@ const (
 // Config configures an Engine. Only State is required; every other zero
 // field takes a documented default. New validates the whole Config once.
 type Config struct {
-	// State stores per-URL state between runs. Required.
+	// State stores per-URL state between runs. Required. The engine
+	// uses the optional abilities of crawlstate it finds by type
+	// assertion and does without the others, as crawlstate documents;
+	// Index needs crawlstate.PageDetails and Alerts crawlstate.AlertOutbox.
+	// A State that is a crawlstate.Sharer (crawlstate/postgres) is shared:
+	// engines that run one source at once split its due rows between them
+	// (see Engine.Run).
 	State crawlstate.State
 
 	// Fetcher gets pages. Default: a fetch.HTTP using HTTPClient, Clock,
@@ -277,8 +283,13 @@ func (c *Config) validate() error {
 	var ce ConfigError
 	if c.State == nil {
 		ce.add("State", "required: open one with crawlstate/sqlite.Open")
-	} else if missing := missingAbilities(c.State); len(missing) > 0 {
-		ce.add("State", "%T lacks abilities the engine needs: %s", c.State, strings.Join(missing, ", "))
+	} else {
+		if _, ok := c.State.(crawlstate.PageDetails); !ok && c.Index != nil {
+			ce.add("State", "%T has no crawlstate.PageDetails, which a pipeline (Index) needs to tell which chunks changed", c.State)
+		}
+		if _, ok := c.State.(crawlstate.AlertOutbox); !ok && c.Alerts != nil {
+			ce.add("State", "%T has no crawlstate.AlertOutbox, which Alerts need to deliver each alert exactly once", c.State)
+		}
 	}
 	nonNegative := func(field string, v, def int) {
 		if v < 0 {

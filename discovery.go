@@ -304,7 +304,7 @@ func (r *run) skip(url, reason string) {
 // in a run is stamped with the run's start, the LastSeen of the URLs it
 // listed, which TouchListed relies on.
 type documents struct {
-	st     store
+	st     *store
 	source string
 	at     time.Time
 	// d, when set, holds each stored document back until the batch of

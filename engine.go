@@ -27,7 +27,7 @@ var ErrRunInProgress = crawlstate.ErrRunInProgress
 // source fails with ErrRunInProgress.
 type Engine struct {
 	cfg     Config
-	st      store // cfg.State with the abilities the engine uses
+	st      *store // cfg.State and the abilities the engine found in it
 	limits  Limits
 	polite  *fetch.Polite
 	client  *http.Client
@@ -83,7 +83,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Engine{cfg: cfg, limits: *cfg.Limits, st: cfg.State.(store)} // validate checked it
+	e := &Engine{cfg: cfg, limits: *cfg.Limits, st: newStore(cfg.State)}
 	base := cfg.HTTPClient
 	rt := transportOf(base, e.limits.hostConcurrency())
 	if e.limits.BlockPrivate {
@@ -621,8 +621,8 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 		inputs = append(inputs, in)
 		return true
 	}
-	pl, planLister := st.(crawlstate.PlanLister)
-	ll, liveLister := st.(crawlstate.LiveLister)
+	pl, planLister := st.State.(crawlstate.PlanLister)
+	ll, liveLister := st.State.(crawlstate.LiveLister)
 	switch {
 	case due != nil && planLister && liveLister:
 		err = e.eachLiveRow(ctx, ll, pl, source, start, add, due)

@@ -59,7 +59,20 @@ func planState(tb testing.TB, n int, source string, t0 time.Time) *sqlite.State 
 
 // onlyState hides the optional abilities of a State the engine does not
 // need (PlanLister, LiveLister).
-type onlyState struct{ store }
+type onlyState struct{ withAbilities }
+
+// withAbilities is a State with every ability the engine uses but the
+// listers.
+type withAbilities interface {
+	crawlstate.State
+	crawlstate.RunLog
+	crawlstate.PageDetails
+	crawlstate.VectorCache
+	crawlstate.AlertOutbox
+	crawlstate.DocumentStore
+	crawlstate.EventLog
+	crawlstate.TrustStore
+}
 
 // Planning reads the rows the same through crawlstate.PlanLister as
 // through the due queue: the same plan.

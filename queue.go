@@ -15,104 +15,139 @@ import (
 	"github.com/recrawl/recrawl/schedule"
 )
 
-// fetchDue works through the due queue: rows with validators (and every row
-// without a batch-capable fetcher) go to the workers one by one; rows
-// without validators go to a fetch.BatchFetcher in batch jobs when more
-// than BatchThreshold of them are due. With a Budget smaller than the
-// queue, only the rows with the highest expected freshness gain are
-// fetched.
+// fetchDue works through the due queue of a run that has the source to
+// itself: selectDue picks the rows (every due row, or the ranked ones a
+// budget allows), route hands each to the fetch stages, and rows without
+// validators go to a fetch.BatchFetcher in batch jobs when more than
+// BatchThreshold of them are due (fetchPlain).
 func (r *run) fetchDue(ctx context.Context) error {
-	e := r.e
 	// Report.Due is counted by the due walk below (eachDue), not by a
 	// count query: every due row is dispatched or skipped with its own
 	// event, so the walk sees each of them once.
+	s := r.startStages(ctx)
+	var plain []crawlstate.Row
+	qerr := r.selectDue(ctx, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
+	r.fetchPlain(ctx, s, plain, qerr == nil)
+	s.wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return qerr
+}
 
-	// Three stages joined by bounded queues: Workers goroutines fetch
-	// (I/O), GOMAXPROCS goroutines extract and index what came back with a
-	// body (CPU), and the committer writes outcomes in batches. Answers
-	// without a body (304, 404, failures) skip extraction.
-	jobs := make(chan crawlstate.Row)
-	bodies := make(chan fetched, extractQueue())
-	var wg, xwg sync.WaitGroup
-	for range e.cfg.Workers {
-		wg.Add(1)
+// stages are the fetch and extraction stages of a run, joined by bounded
+// queues, in front of the run's committer: Workers goroutines fetch
+// (I/O), GOMAXPROCS goroutines extract and index what came back with a
+// body (CPU), and the committer writes outcomes in batches. Answers
+// without a body (304, 404, failures) skip extraction.
+type stages struct {
+	r        *run
+	ctx      context.Context
+	jobs     chan crawlstate.Row
+	bodies   chan fetched
+	fetchers sync.WaitGroup
+	extracts sync.WaitGroup
+}
+
+// startStages starts the fetch and extraction goroutines.
+func (r *run) startStages(ctx context.Context) *stages {
+	s := &stages{r: r, ctx: ctx, jobs: make(chan crawlstate.Row), bodies: make(chan fetched, extractQueue())}
+	for range r.e.cfg.Workers {
+		s.fetchers.Add(1)
 		go func() {
-			defer wg.Done()
-			for row := range jobs {
-				r.process(ctx, row, bodies)
+			defer s.fetchers.Done()
+			for row := range s.jobs {
+				r.process(ctx, row, s.bodies)
 			}
 		}()
 	}
 	for range extractors() {
-		xwg.Add(1)
+		s.extracts.Add(1)
 		go func() {
-			defer xwg.Done()
-			for f := range bodies {
+			defer s.extracts.Done()
+			for f := range s.bodies {
 				r.handle(ctx, f.row, f.resp, nil, false)
 				r.refreshLock(ctx)
 			}
 		}()
 	}
-	var plain []crawlstate.Row
-	dispatch := func(row *crawlstate.Row) bool {
-		if ctx.Err() != nil {
-			return false
-		}
-		if r.halted() {
-			// The rest of the queue is not requested: each row is
-			// skipped with its own event and stays due.
-			r.skipDue(*row, r.haltReason())
-			return true
-		}
-		r.mu.Lock()
-		handled := r.handled[row.URL]
-		if handled {
-			r.rep.Due-- // a crawl of this run already requested it
-		}
-		r.mu.Unlock()
-		if handled {
-			return true
-		}
-		if e.batcher != nil && row.ETag == "" && row.LastModified == "" {
-			plain = append(plain, *row)
-			return true
-		}
-		select {
-		case jobs <- *row:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+	return s
+}
+
+// send hands row to a fetch worker; false when ctx ended first.
+func (s *stages) send(row crawlstate.Row) bool {
+	select {
+	case s.jobs <- row:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
-	var qerr error
-	// With a limit, the due rows are ranked: dispatchByGain dispatches
-	// every row when no more than limit are due.
-	if limit, rank, capped := r.runLimit(); limit >= 0 {
-		qerr = r.dispatchByGain(ctx, limit, rank, capped, dispatch)
-	} else {
-		qerr = r.dispatchInOrder(ctx, dispatch)
+}
+
+// wait lets the rows sent finish: fetched, extracted and committed, their
+// outcomes counted.
+func (s *stages) wait() {
+	close(s.jobs)
+	s.fetchers.Wait()
+	close(s.bodies)
+	s.extracts.Wait()
+	s.r.commits.flush()
+}
+
+// route hands one selected row on: a halted run skips it (it stays due), a
+// row a crawl of this run already requested is dropped from Report.Due,
+// a row without validators waits in *plain when the fetcher can batch,
+// and any other goes to the fetch stage. It returns false when ctx ended.
+func (r *run) route(ctx context.Context, s *stages, row *crawlstate.Row, plain *[]crawlstate.Row) bool {
+	if ctx.Err() != nil {
+		return false
 	}
-	if len(plain) > e.cfg.BatchThreshold && qerr == nil && ctx.Err() == nil {
+	if r.halted() {
+		// The rest of the queue is not requested: each row is skipped
+		// with its own event and stays due.
+		r.skipDue(*row, r.haltReason())
+		return true
+	}
+	r.mu.Lock()
+	handled := r.handled[row.URL]
+	if handled {
+		r.rep.Due-- // a crawl of this run already requested it
+	}
+	r.mu.Unlock()
+	if handled {
+		return true
+	}
+	if r.e.batcher != nil && row.ETag == "" && row.LastModified == "" {
+		*plain = append(*plain, *row)
+		return true
+	}
+	return s.send(*row)
+}
+
+// fetchPlain fetches the rows without validators that route held back: in
+// batch jobs when more than BatchThreshold of them wait and batch is set,
+// else one by one through the fetch stage.
+func (r *run) fetchPlain(ctx context.Context, s *stages, plain []crawlstate.Row, batch bool) {
+	if len(plain) > r.e.cfg.BatchThreshold && batch && ctx.Err() == nil {
 		r.fetchBatch(ctx, plain)
-	} else {
-		for _, row := range plain {
-			if !sendRow(ctx, jobs, row) {
-				break
-			}
+		return
+	}
+	for _, row := range plain {
+		if !s.send(row) {
+			return
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	close(bodies)
-	xwg.Wait()
-	r.commits.flush() // the outcomes of the pages in flight are counted
-	if err := ctx.Err(); err != nil {
-		return err
+}
+
+// selectDue walks the due queue and hands dispatch the rows to fetch:
+// with a limit (Config.Budget, the run plan's), the ranked rows
+// (dispatchByGain, which dispatches every row when no more than limit
+// are due), else every row in (NextCheck, URL) order.
+func (r *run) selectDue(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
+	if limit, rank, capped := r.runLimit(); limit >= 0 {
+		return r.dispatchByGain(ctx, limit, rank, capped, dispatch)
 	}
-	if qerr != nil {
-		return qerr
-	}
-	return nil
+	return r.dispatchInOrder(ctx, dispatch)
 }
 
 // fetched is a page answer with a body, on its way to extraction.
@@ -128,15 +163,6 @@ func extractors() int { return runtime.GOMAXPROCS(0) }
 // extractQueue bounds the fetched bodies waiting for extraction: enough to
 // keep every extractor busy, few enough to bound their memory.
 func extractQueue() int { return 2 * extractors() }
-
-func sendRow(ctx context.Context, jobs chan<- crawlstate.Row, row crawlstate.Row) bool {
-	select {
-	case jobs <- row:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // eachDue pages through source's rows due at now in (NextCheck, URL) order
 // and calls fn for each until it returns false. An error of a cancelled
