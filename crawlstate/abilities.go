@@ -170,6 +170,14 @@ type Sharer interface {
 	// to claim. Releasing a lease not held is not an error.
 	Release(ctx context.Context, source, owner string, urls []string) error
 
+	// Withdraw ends the offer and the lease of the rows of urls that owner
+	// holds, without recording anything: the run will not fetch them
+	// (robots.txt forbids them, say) and no other owner may claim them in
+	// this run; they keep their NextCheck, so they stay due for a later
+	// run. Rows owner does not hold are left as they are. An empty source
+	// or owner is an error.
+	Withdraw(ctx context.Context, source, owner string, urls []string) error
+
 	// ClaimAlert leases a pending alert to owner for delivery until
 	// now+ttl. It reports false when the alert was delivered or another
 	// owner holds an unexpired lease on it; an unknown ID is ErrNotFound.

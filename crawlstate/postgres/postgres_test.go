@@ -46,33 +46,22 @@ func testSchema(t *testing.T, p *pgxpool.Pool) string {
 	return schema
 }
 
-// withCountDue gives the State the CountDue that crawlstate.State still
-// lists until the lead's split removes it; it counts Due's pages.
-type withCountDue struct{ *postgres.State }
-
-func (w withCountDue) CountDue(ctx context.Context, source string, now time.Time) (int, error) {
-	n := 0
-	var after crawlstate.Key
-	for {
-		rows, err := w.Due(ctx, source, now, after, 1000)
-		if err != nil {
-			return 0, err
-		}
-		n += len(rows)
-		if len(rows) < 1000 {
-			return n, nil
-		}
-		after = crawlstate.KeyOf(rows[len(rows)-1])
+// openFresh is a statetest.Opener: a State in a schema of the subtest's
+// own.
+func openFresh(p *pgxpool.Pool) statetest.Opener {
+	return func(t *testing.T, opts crawlstate.Options) crawlstate.State {
+		s, err := postgres.OpenPool(context.Background(), p, postgres.WithOptions(opts), postgres.WithSchema(testSchema(t, p)))
+		require.NoError(t, err)
+		return s
 	}
 }
 
 func TestConformance(t *testing.T) {
-	p := testPool(t)
-	statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
-		s, err := postgres.OpenPool(context.Background(), p, postgres.WithOptions(opts), postgres.WithSchema(testSchema(t, p)))
-		require.NoError(t, err)
-		return withCountDue{s}
-	})
+	statetest.Run(t, openFresh(testPool(t)))
+}
+
+func TestSharerConformance(t *testing.T) {
+	statetest.RunSharer(t, openFresh(testPool(t)))
 }
 
 func TestNewerSchemaRefused(t *testing.T) {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -176,5 +175,3 @@ WHERE id = $1 AND delivered_at = -9223372036854775808
 	}
 	return false, nil
 }
-
-var _ = errors.New

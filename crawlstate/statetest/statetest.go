@@ -1,6 +1,7 @@
 // Package statetest is the conformance suite of crawlstate.State: every
 // implementation runs it from its own tests, and passing it is what
-// "implements State" means.
+// "implements State" means. A store with the crawlstate.Sharer ability
+// runs RunSharer too.
 //
 //	func TestConformance(t *testing.T) {
 //		statetest.Run(t, func(t *testing.T, opts crawlstate.Options) crawlstate.State {
