@@ -80,8 +80,15 @@ func storedAlert(source string, a *Alert, row crawlstate.Row) (crawlstate.Alert,
 // StageAttempts times, and records the acknowledgement. An alert that is
 // not acknowledged stays pending and is delivered again, with the same ID,
 // at the start of the next run.
+//
+// On a shared State the run first leases the alert (Sharer.ClaimAlert):
+// when another engine holds it or delivered it, this run leaves it to
+// that engine.
 func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 	e := r.e
+	if !r.claimAlert(ctx, a.ID) {
+		return
+	}
 	var err error
 	for attempt := 1; attempt <= e.cfg.StageAttempts; attempt++ {
 		r.stage(StageAlert, 0)

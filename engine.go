@@ -23,8 +23,10 @@ import (
 var ErrRunInProgress = crawlstate.ErrRunInProgress
 
 // Engine runs incremental crawls. It is safe for concurrent use: runs of
-// different sources proceed in parallel; a second concurrent run of the same
-// source fails with ErrRunInProgress.
+// different sources proceed in parallel. A second concurrent run of the
+// same source fails with ErrRunInProgress, unless the State is shared
+// (crawlstate.Sharer): then it joins the first, as the run of another
+// engine on the same State would (see Run).
 type Engine struct {
 	cfg     Config
 	st      *store // cfg.State and the abilities the engine found in it
@@ -248,6 +250,16 @@ type run struct {
 	owner  string
 	start  time.Time
 	log    *slog.Logger
+	// run is the start of the run this one works on: its own start, or,
+	// when it joined a shared run, the start its leader recorded.
+	run time.Time
+	// working: a shared run past its offer, whose claimed rows' leases
+	// the heartbeat extends (it holds no run lock).
+	working atomic.Bool
+	// withdraw holds the claimed rows of a shared run that it ended
+	// without recording them (robots.txt forbids them, ...), to withdraw
+	// from the run's offer before it waits (guarded by mu).
+	withdraw []string
 
 	budget  budget
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
@@ -289,6 +301,21 @@ type run struct {
 // A fatal fetcher error (an error with a Fatal() bool method that reports
 // true, such as a rejected API key or an exhausted balance) stops the run
 // and is returned; the rows not fetched stay due.
+//
+// On a shared State (a crawlstate.Sharer, such as crawlstate/postgres)
+// several engines, in one process or many, run a source together. The
+// engine that takes the source's run lock leads the run: it discovers the
+// source, plans the run and offers the due rows it chose (Report.Offered),
+// then releases the lock. An engine that finds the lock held waits for it
+// and then joins the latest run while that run has rows left
+// (Report.Joined; it does not discover). Every engine of the run, its
+// leader included, claims offered rows a few at a time under a lease of
+// Config.LockTTL, extended while it works, fetches and records them, and
+// returns once no row is left to claim and no other engine holds one. So
+// each due row is fetched by one engine; the rows of an engine that dies
+// go to the others when its leases expire, and those a cap or Shutdown
+// left unfetched at once. Limits, Budget and the pacing delay are each
+// engine's own: N engines put up to N times one engine's load on a site.
 func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) {
 	now := e.cfg.Clock.Now()
 	if src == nil {
@@ -305,68 +332,97 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	// Every request of the run, a back end's own (Config.Fetcher, Remote,
 	// a Geonode map) included, is bounded by the request timeout.
 	ctx = fetch.WithRequestTimeout(ctx, e.limits.RequestTimeout)
-	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
+	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, run: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.rep = newReport(r.source, r.start)
 	r.lastLock = r.start
 	r.log = e.cfg.Logger.With("source", r.source)
 	st := e.st
-	if err := r.lock(ctx); err != nil {
+	var claimed []crawlstate.Row // a joined shared run's first claim
+	var join bool
+	var err error
+	if st.sharer != nil {
+		claimed, join, err = r.lockOrJoin(ctx)
+	} else {
+		err = r.lock(ctx, r.start)
+	}
+	if err != nil {
 		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
 	stopHeartbeat := r.heartbeat(ctx)
 	defer func() {
 		stopHeartbeat()
-		// Release even when ctx is cancelled.
+		// Release even when ctx is cancelled; a run that no longer
+		// holds the lock (a shared run past its offer) releases nothing.
 		if err := st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
 			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
 		}
 	}()
-	r.log.InfoContext(ctx, "run started")
+	r.log.InfoContext(ctx, "run started", "joined", join)
 	r.commits = newCommitter(ctx, r)
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
 		// A site whose rules cannot be read is not touched at all.
 		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
+			r.endShare(ctx)
 			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
 	var handOn *[]*crawlstate.Row
-	if !e.rereads(r.source) {
+	if !join && !e.rereads(r.source) {
 		handOn = &r.handOn
 	}
-	sched, err := e.planRun(ctx, r.source, r.start, handOn)
+	// A joined run plans as its leader did, over the run's start, which
+	// the leader recorded.
+	sched, err := e.planRun(ctx, r.source, r.run, handOn, !join)
 	if err != nil {
+		r.endShare(ctx)
 		return r.finish(), err
 	}
 	r.sched = sched
 	r.rep.Scheduler = schedulerName(sched)
 	if err := r.loadTrust(ctx); err != nil {
+		r.endShare(ctx)
 		return r.finish(), err
 	}
 	// Alerts a crash or a failing sink left undelivered go out first.
 	if err := r.deliverPending(ctx); err != nil {
+		r.endShare(ctx)
 		return r.finish(), err
 	}
 
-	disc, err := r.discover(ctx, src)
-	if err != nil {
-		return r.finish(), err
-	}
-	if ctx.Err() != nil {
-		return r.finish(), ctx.Err()
-	}
-	e.setRereads(r.source, !disc.kept)
-	if !disc.kept {
-		r.handOn = nil // discovery changed rows: the due walk reads them
-	}
-	if !disc.unchanged {
-		err := r.fetchDue(ctx)
-		if serr := r.saveTrust(ctx); serr != nil && err == nil {
-			err = serr
-		}
+	var disc discovery
+	if join {
+		err = r.work(ctx, claimed)
+	} else {
+		disc, err = r.discover(ctx, src)
 		if err != nil {
 			return r.finish(), err
 		}
+		if ctx.Err() != nil {
+			return r.finish(), ctx.Err()
+		}
+		e.setRereads(r.source, !disc.kept)
+		if !disc.kept {
+			r.handOn = nil // discovery changed rows: the due walk reads them
+		}
+		switch {
+		case disc.unchanged:
+		case st.sharer != nil:
+			err = r.offerDue(ctx)
+			if err == nil {
+				err = r.work(ctx, nil)
+			} else {
+				r.endShare(ctx)
+			}
+		default:
+			err = r.fetchDue(ctx)
+		}
+	}
+	if serr := r.saveTrust(ctx); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return r.finish(), err
 	}
 	total, gone, err := st.Count(ctx, r.source)
 	if err != nil {
@@ -571,7 +627,7 @@ const planRuns = 16
 // measured from the recorded starts. Other schedulers are used as they
 // are.
 func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
-	return e.planRun(ctx, source, start, nil)
+	return e.planRun(ctx, source, start, nil, true)
 }
 
 // handOnRows bounds the live rows planning reads whole to hand the due
@@ -588,15 +644,24 @@ const handOnRows = 10_000
 // start, and leaves the rows due at start in *due; otherwise *due is nil.
 // Against SQLite, reading a row whole costs about a third more than
 // reading its planning columns, and reading it again from the due queue
-// half as much again as those.
-func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row) (schedule.Scheduler, error) {
+// half as much again as those. With record false the start is not
+// recorded (a joined shared run: its leader recorded it).
+func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row, record bool) (schedule.Scheduler, error) {
 	st := e.st
-	starts, err := st.Runs(ctx, source, planRuns)
+	recorded, err := st.Runs(ctx, source, planRuns)
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: planning: %w", err)
 	}
-	if err := st.RecordRun(ctx, source, start); err != nil {
-		return nil, fmt.Errorf("recrawl: planning: %w", err)
+	starts := recorded[:0:0]
+	for _, t := range recorded {
+		if !t.Equal(start) {
+			starts = append(starts, t)
+		}
+	}
+	if record {
+		if err := st.RecordRun(ctx, source, start); err != nil {
+			return nil, fmt.Errorf("recrawl: planning: %w", err)
+		}
 	}
 	s := e.cfg.Scheduler
 	if s == nil {

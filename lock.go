@@ -71,12 +71,12 @@ func newOwner(start time.Time) lockOwner {
 	return lockOwner{Host: host, PID: os.Getpid(), Start: start, ID: hex.EncodeToString(b[:])}
 }
 
-// lock takes the source's run lock. A lock held by a process of this host
-// that no longer exists (a crashed run) is taken over at once instead of
-// waiting for it to expire.
-func (r *run) lock(ctx context.Context) error {
+// lock takes the source's run lock at now. A lock held by a process of
+// this host that no longer exists (a crashed run) is taken over at once
+// instead of waiting for it to expire.
+func (r *run) lock(ctx context.Context, now time.Time) error {
 	st := r.e.st
-	err := st.Lock(ctx, r.source, r.owner, r.start, r.e.cfg.LockTTL)
+	err := st.Lock(ctx, r.source, r.owner, now, r.e.cfg.LockTTL)
 	var held *crawlstate.LockHeldError
 	if !errors.As(err, &held) {
 		return err
@@ -91,7 +91,7 @@ func (r *run) lock(ctx context.Context) error {
 	if err := st.Unlock(ctx, r.source, held.Owner); err != nil {
 		return err
 	}
-	return st.Lock(ctx, r.source, r.owner, r.start, r.e.cfg.LockTTL)
+	return st.Lock(ctx, r.source, r.owner, now, r.e.cfg.LockTTL)
 }
 
 // heartbeat refreshes the run lock every LockTTL/3 on the engine's clock
@@ -136,12 +136,26 @@ func (r *run) refreshLock(ctx context.Context) {
 }
 
 // refresh extends the lock to now+LockTTL; a lost lock is fatal to the
-// run. It reports whether the lock is still held.
+// run. It reports whether the lock is still held. A shared run past its
+// offer holds no lock: refresh extends the leases of the rows it claimed
+// instead (a failure to is logged; the rows of an expired lease may be
+// fetched twice, never lost).
 func (r *run) refresh(ctx context.Context, now time.Time) bool {
 	e := r.e
-	if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
+	if r.working.Load() {
+		if _, err := e.st.sharer.Extend(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			r.log.WarnContext(ctx, "extending the leases of claimed rows failed", "err", err)
+			return true
+		}
+	} else if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
 		if ctx.Err() != nil {
 			return false
+		}
+		if r.working.Load() {
+			return true // the lock was released for the work phase meanwhile
 		}
 		r.log.WarnContext(ctx, "refreshing the run lock failed", "err", err)
 		if errors.Is(err, crawlstate.ErrLockLost) {

@@ -553,6 +553,7 @@ func (r *run) skipDue(row crawlstate.Row, reason string) {
 	at := r.e.cfg.Clock.Now()
 	r.outcome(func() Event {
 		r.rep.Skipped[reason]++
+		r.skippedShared(row.URL, reason)
 		r.done++
 		return Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: at, Done: r.done, Due: r.rep.Due}
 	})

@@ -108,13 +108,7 @@ func (r *run) route(ctx context.Context, s *stages, row *crawlstate.Row, plain *
 		r.skipDue(*row, r.haltReason())
 		return true
 	}
-	r.mu.Lock()
-	handled := r.handled[row.URL]
-	if handled {
-		r.rep.Due-- // a crawl of this run already requested it
-	}
-	r.mu.Unlock()
-	if handled {
+	if r.crawled(row.URL) {
 		return true
 	}
 	if r.e.batcher != nil && row.ETag == "" && row.LastModified == "" {

@@ -117,10 +117,23 @@ type Report struct {
 	Incomplete bool `json:"incomplete"` // the listing was partial: nothing was counted missing
 
 	// The due queue.
-	Due         int `json:"due"`          // rows due at the start of the run (a cancelled run: those it reached)
-	Fetched     int `json:"fetched"`      // rows requested from the origin
-	Bodies      int `json:"bodies"`       // answers with a body (2xx)
-	NotModified int `json:"not_modified"` // 304 answers (counted in Unchanged)
+	//
+	// Due is the rows due at the start of the run (a cancelled run: those
+	// it reached). In a run of a shared State (crawlstate.Sharer) it is
+	// the rows this run claimed, and, when it led the run, the due rows it
+	// left out of the offer (a budget).
+	Due int `json:"due"`
+	// Offered is how many due rows this run offered to the engines of a
+	// shared run it led, itself included; each is counted in the Due of
+	// the engine that claimed it.
+	Offered int `json:"offered,omitempty"`
+	// Joined reports that this run joined a shared run another engine
+	// led: it did not discover the source, and fetched its share of the
+	// rows that run offered.
+	Joined      bool `json:"joined,omitempty"`
+	Fetched     int  `json:"fetched"`      // rows requested from the origin
+	Bodies      int  `json:"bodies"`       // answers with a body (2xx)
+	NotModified int  `json:"not_modified"` // 304 answers (counted in Unchanged)
 
 	// Outcomes.
 	New       int            `json:"new"`
