@@ -22,10 +22,10 @@ const rowColumns = `url, original_url, first_seen, last_seen, last_fetched,
 
 // planColumns is rowColumns with the columns planning does not read
 // replaced by their zero values.
-const planColumns = `url, '', -9223372036854775808::bigint, -9223372036854775808::bigint, last_fetched,
-	next_check, interval_ns, content_hash, '', '', -9223372036854775808::bigint,
+const planColumns = `url, '', (-9223372036854775808)::bigint, (-9223372036854775808)::bigint, last_fetched,
+	next_check, interval_ns, content_hash, '', '', (-9223372036854775808)::bigint,
 	0, gone, visits, changes, 0, '',
-	'', -9223372036854775808::bigint, '', '', '', '',
+	'', (-9223372036854775808)::bigint, '', '', '', '',
 	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, ''`
 
 // scanRow reads one row selected as rowColumns (or planColumns).

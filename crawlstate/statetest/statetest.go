@@ -102,6 +102,8 @@ func Run(t *testing.T, open Opener) {
 		{"CanceledContextExtras", testCanceledContextExtras},
 		{"Runs", testRuns},
 		{"LastModTrust", testLastModTrust},
+		{"PlanRows", testPlanRows},
+		{"LiveRows", testLiveRows},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
