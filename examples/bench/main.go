@@ -20,6 +20,14 @@
 //	pipeline-cold    first run with the pipeline (hashing embedder, memory
 //	                 index)
 //
+// With -workers 1,2,4 it measures instead how a run scales with the
+// engines that share a source's State (-state postgres, the default, or
+// memory): for each count, a fresh site and State, the engines run the
+// source together cold and then with every page due; pages per second and
+// the ratio against one worker (see workers.go):
+//
+//	go run ./examples/bench -workers 1,2,4 -state postgres -pages 5000
+//
 // Each round starts a fresh site and fresh states. The table shows the
 // median of the rounds: requests and body bytes the site served, wall time,
 // process CPU time (the site's serving is included in every row: the
@@ -73,7 +81,29 @@ func main() {
 	flag.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
 	flag.StringVar(&o.Profile, "profile", "", "directory for pprof CPU and heap profiles of the recrawl scenarios (first round)")
 	flag.StringVar(&o.Only, "only", "", "comma-separated scenarios to run (default all)")
+	var wo workersOptions
+	flag.StringVar(&wo.Workers, "workers", "", "measure engines sharing a source instead: comma-separated worker counts, e.g. 1,2,4")
+	flag.StringVar(&wo.State, "state", "postgres", "-workers: the shared State, postgres or memory")
+	flag.StringVar(&wo.DSN, "dsn", "", "-workers -state postgres: the database (default $RECRAWL_TEST_POSTGRES_DSN)")
+	flag.DurationVar(&wo.Latency, "latency", 5*time.Millisecond, "-workers: how long the site takes to answer each request")
 	flag.Parse()
+	if wo.Workers != "" {
+		res, err := runWorkers(context.Background(), o, wo)
+		if err == nil {
+			if o.JSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(res)
+			} else {
+				err = res.table(os.Stdout)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	res, err := run(context.Background(), o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -47,4 +48,34 @@ func TestBenchRejectsBadOptions(t *testing.T) {
 	require.Error(t, err)
 	_, err = run(context.Background(), options{Pages: 10, Rounds: 1, Concurrency: 1, Only: "nope"})
 	require.ErrorContains(t, err, "unknown scenario")
+}
+
+// The -workers mode runs each worker count on a fresh site and State and
+// reports pages per second against one worker; every page is fetched once
+// per scenario, whatever the count.
+func TestBenchWorkers(t *testing.T) {
+	const pages = 150
+	res, err := runWorkers(context.Background(), options{Pages: pages, Concurrency: 4},
+		workersOptions{Workers: "1,3", State: "memory", Latency: 2 * time.Millisecond})
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 4)
+	for _, r := range res.Rows {
+		require.Equal(t, pages, r.Pages, "%s %d", r.Scenario, r.Workers)
+		require.Positive(t, r.PagesPerSec)
+		require.LessOrEqual(t, r.Requests, pages+1+r.Workers, "each page once, robots.txt per engine, the sitemap once or not at all")
+		if r.Workers == 1 {
+			require.InDelta(t, 1, r.VsOne, 1e-9)
+		}
+	}
+	three := res.Rows[2]
+	require.Equal(t, 3, three.Workers)
+	require.InDelta(t, three.PagesPerSec/res.Rows[0].PagesPerSec, three.VsOne, 1e-9, "against one worker's cold run")
+	var out bytes.Buffer
+	require.NoError(t, res.table(&out))
+	require.Contains(t, out.String(), "vs 1 worker")
+
+	_, err = runWorkers(context.Background(), options{Pages: 10, Concurrency: 1}, workersOptions{Workers: "1,x", State: "memory"})
+	require.ErrorContains(t, err, "-workers")
+	_, err = runWorkers(context.Background(), options{Pages: 10, Concurrency: 1}, workersOptions{Workers: "1", State: "nope"})
+	require.ErrorContains(t, err, "-state")
 }
