@@ -74,3 +74,27 @@ func TestREADMEQuotesBenchmarks(t *testing.T) {
 	require.Equal(t, "1", nothing[col("requests")], "nothing due: one request")
 	require.Contains(t, section, "nothing due: one request")
 }
+
+// The README's scaling figures quote the workers table of BENCHMARKS.md,
+// the output of `go run ./examples/bench -workers 1,2,4 -state postgres
+// -pages 5000`.
+func TestREADMEQuotesWorkers(t *testing.T) {
+	bench, err := os.ReadFile("../../BENCHMARKS.md")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	section := string(bench)[strings.Index(string(bench), "## Several workers"):]
+	vs := map[string]string{} // "cold 4" -> "3.53×"
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) == 7 && (cells[0] == "cold" || cells[0] == "all-due") {
+			vs[cells[0]+" "+cells[1]] = cells[6]
+		}
+	}
+	require.Len(t, vs, 6, "BENCHMARKS.md has the workers table")
+	m := regexp.MustCompile(`4 workers fetch ([0-9.]+×) the pages per second of one on a cold run and\s+([0-9.]+×) when every page is due`).FindStringSubmatch(string(readme))
+	require.NotNil(t, m, "the README quotes the 4-worker ratios")
+	require.Equal(t, vs["cold 4"], m[1])
+	require.Equal(t, vs["all-due 4"], m[2])
+	require.Contains(t, string(readme), "go run ./examples/bench -workers 1,2,4 -state postgres -pages 5000")
+}
