@@ -109,9 +109,9 @@ func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 	st := e.st
 	now := e.cfg.Clock.Now()
 	if err != nil {
-		r.mu.Lock()
-		r.rep.AlertsPending++
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.AlertsPending++
+		})
 		if merr := st.MarkAlertFailed(context.WithoutCancel(ctx), a.ID, now, err.Error()); merr != nil {
 			r.log.WarnContext(ctx, "recording an alert failure failed", "alert", a.ID, "err", merr)
 		}
@@ -127,9 +127,9 @@ func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 		r.log.WarnContext(ctx, "recording an alert delivery failed", "alert", a.ID, "err", merr)
 		return
 	}
-	r.mu.Lock()
-	r.rep.AlertsDelivered++
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.AlertsDelivered++
+	})
 }
 
 // deliverPending delivers the source's alerts that an earlier run stored
@@ -151,9 +151,10 @@ func (r *run) deliverPending(ctx context.Context) error {
 				r.log.WarnContext(ctx, "stored alert unreadable; skipped", "alert", sa.ID, "err", err)
 				continue
 			}
-			before := r.rep.AlertsDelivered
+			delivered := func(rep *Report) int { return rep.AlertsDelivered }
+			before := read(r.tally, delivered)
 			r.deliver(ctx, nil, env.Alert)
-			if r.rep.AlertsDelivered > before {
+			if read(r.tally, delivered) > before {
 				progress = true
 			}
 			if ctx.Err() != nil {

@@ -24,10 +24,7 @@ type pageHandler struct {
 func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (context.Context, discover.Validators, string, error) {
 	r, d := h.r, h.d
 	if r.halted() {
-		r.mu.Lock()
-		reason := r.rep.StoppedBy
-		r.mu.Unlock()
-		return ctx, discover.Validators{}, reason, nil
+		return ctx, discover.Validators{}, r.stoppedBy(), nil
 	}
 	n, err := r.e.cfg.Normalize.URL(rawURL)
 	if err != nil {
@@ -43,10 +40,10 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 		return ctx, discover.Validators{}, SkipDuplicate, nil
 	}
 	r.handled[n] = true
-	r.rep.Due++ // a crawled page is due in this run by definition
 	t := &ticket{b: &r.budget}
 	r.tickets[n] = t
 	r.mu.Unlock()
+	r.tally.add(func(rep *Report) { rep.Due++ }) // a crawled page is due in this run by definition
 	row, err := r.e.st.Get(ctx, r.source, n)
 	if err != nil {
 		return ctx, discover.Validators{}, "", fmt.Errorf("recrawl: reading %s: %w", n, err)
@@ -54,9 +51,9 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	if row.Excluded != "" {
 		// Known not to be a page: not requested, listed as it is.
 		r.mu.Lock()
-		r.rep.Due--
 		delete(r.tickets, n)
 		r.mu.Unlock()
+		r.tally.add(func(rep *Report) { rep.Due-- })
 		return ctx, discover.Validators{}, skipKnown, nil
 	}
 	v := discover.Validators{}

@@ -74,24 +74,24 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	case err == nil && r.halted():
 		// Shutdown, a cap or a fatal error cut a crawl short: what it did
 		// not reach is not missing.
-		r.mu.Lock()
-		r.rep.Incomplete = true
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.Incomplete = true
+		})
 		r.log.InfoContext(ctx, "run stopped during discovery; nothing counted missing", "stopped_by", r.stoppedBy())
 		return out, nil
 	case err == nil:
 	case errors.As(err, &le):
 		// Discovery ends at the cap; what it reached is still fetched.
-		r.mu.Lock()
-		r.rep.Incomplete = true
-		if r.rep.StoppedBy == "" {
-			r.rep.StoppedBy = le.Limit
-		}
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.Incomplete = true
+			if rep.StoppedBy == "" {
+				rep.StoppedBy = le.Limit
+			}
+		})
 		r.log.InfoContext(ctx, "discovery stopped at a cap; nothing counted missing", "cap", le.Limit)
 		return out, nil
 	default:
-		r.rep.Incomplete = true
+		r.tally.add(func(rep *Report) { rep.Incomplete = true })
 		out.err = &DiscoveryError{Source: r.source, Err: err}
 		r.log.WarnContext(ctx, "discovery incomplete; nothing counted missing", "err", err)
 		return out, nil
@@ -100,7 +100,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	if err != nil {
 		return discovery{}, fmt.Errorf("recrawl: marking missing URLs: %w", err)
 	}
-	r.rep.Missing = n
+	r.tally.add(func(rep *Report) { rep.Missing = n })
 	d.mu.Lock()
 	upserts := d.upserts
 	d.mu.Unlock()
@@ -171,9 +171,9 @@ func (d *discoverer) key(n string) [2]uint64 {
 // deduplicated and queued for upsert.
 func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 	r := d.r
-	r.mu.Lock()
-	r.rep.Discovered++
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Discovered++
+	})
 	if l.Skip != "" && l.Skip != skipKnown {
 		r.skip(l.URL, l.Skip)
 		return nil
@@ -190,21 +190,21 @@ func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 	if d.prepared[k] {
 		// A crawl prepared the page before yielding it: count it now.
 		delete(d.prepared, k)
-		r.mu.Lock()
-		r.rep.Accepted++
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.Accepted++
+		})
 		return nil
 	}
 	if _, dup := d.seen[k]; dup {
-		r.mu.Lock()
-		r.rep.Duplicates++
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.Duplicates++
+		})
 		return nil
 	}
 	d.seen[k] = struct{}{}
-	r.mu.Lock()
-	r.rep.Accepted++
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Accepted++
+	})
 	if l.HasPriority && r.e.cfg.SitemapPriority && r.e.cfg.Weight == nil {
 		r.setPriority(n, l.Priority)
 	}
@@ -235,11 +235,11 @@ func (d *discoverer) flushLocked(ctx context.Context) error {
 		d.stateErr = fmt.Errorf("recrawl: storing discovered URLs: %w", err)
 		return d.stateErr
 	}
-	r.mu.Lock()
-	r.rep.NewURLs += st.New
-	r.rep.Revived += st.Revived
-	r.rep.Bumped += st.Bumped
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.NewURLs += st.New
+		rep.Revived += st.Revived
+		rep.Bumped += st.Bumped
+	})
 	d.changed += st.New + st.Revived + st.Bumped
 	d.batch = d.batch[:0]
 	return d.storeDocsLocked(ctx)
@@ -279,9 +279,9 @@ func (d *discoverer) unchanged(ctx context.Context, docURL string) error {
 	}
 	d.untouched[docURL] = true
 	d.mu.Unlock()
-	r.mu.Lock()
-	r.rep.Unlisted += n
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Unlisted += n
+	})
 	return nil
 }
 
@@ -295,8 +295,7 @@ func (d *discoverer) entryUnchanged(entry string) bool {
 func (r *run) skip(url, reason string) {
 	at := r.e.cfg.Clock.Now()
 	r.outcome(func() Event {
-		r.rep.Skipped[reason]++
-		return Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: at, Done: r.done, Due: r.rep.Due}
+		return r.tally.event(Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: at}, func(rep *Report) { rep.Skipped[reason]++ })
 	})
 }
 

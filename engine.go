@@ -269,15 +269,16 @@ type run struct {
 	prioMu     sync.Mutex
 	priorities map[string]float64 // weights from sitemap <priority>, by normalized URL (SitemapPriority)
 
-	mu        sync.Mutex
-	rep       *Report
-	done      int
-	lastLock  time.Time
-	lockError error
-	fatal     error
-	handled   map[string]bool    // URLs whose outcome this run already recorded (crawls)
-	tickets   map[string]*ticket // crawled URLs prepared and not yet handled
-	direct    int                // requests sent by fetchers that bypass the engine's transport
+	// tally is the run's report, counted by every stage.
+	tally *tally
+
+	// mu guards the run's coordination below (not the report).
+	mu       sync.Mutex
+	lastLock time.Time
+	fatal    error
+	handled  map[string]bool    // URLs whose outcome this run already recorded (crawls)
+	tickets  map[string]*ticket // crawled URLs prepared and not yet handled
+	direct   int                // requests sent by fetchers that bypass the engine's transport
 
 	commits *committer // the state-write stage
 
@@ -334,7 +335,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	ctx = fetch.WithRequestTimeout(ctx, e.limits.RequestTimeout)
 	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, run: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
-	r.rep = newReport(r.source, r.start)
+	r.tally = newTally(r.source, r.start)
 	r.lastLock = r.start
 	r.log = e.cfg.Logger.With("source", r.source)
 	st := e.st
@@ -379,7 +380,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return r.finish(), err
 	}
 	r.sched = sched
-	r.rep.Scheduler = schedulerName(sched)
+	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
 		r.endShare(ctx)
 		return r.finish(), err
@@ -428,7 +429,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	if err != nil {
 		return r.finish(), fmt.Errorf("recrawl: counting rows: %w", err)
 	}
-	r.rep.FullRecrawlRequests = total - gone
+	r.tally.add(func(rep *Report) { rep.FullRecrawlRequests = total - gone })
 	rep := r.finish()
 	r.log.InfoContext(ctx, "run finished", "due", rep.Due, "fetched", rep.Fetched, "changed", rep.Changed,
 		"new", rep.New, "gone", rep.Gone, "failed", rep.FailedTotal(), "stopped_by", rep.StoppedBy)
@@ -473,18 +474,13 @@ func (r *run) finish() *Report {
 		r.commits.close() // every outcome is committed and counted
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rep.FinishedAt = r.e.cfg.Clock.Now()
-	r.rep.Requests = int(r.budget.sent.Load()) + r.direct
-	return r.rep
+	direct := r.direct
+	r.mu.Unlock()
+	return r.tally.close(r.e.cfg.Clock.Now(), int(r.budget.sent.Load())+direct)
 }
 
 // stoppedBy returns what stopped the run so far ("" if nothing).
-func (r *run) stoppedBy() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rep.StoppedBy
-}
+func (r *run) stoppedBy() string { return r.tally.stoppedBy() }
 
 // haltReason is the skip reason of a due URL a stopped run did not reach.
 func (r *run) haltReason() string {
@@ -502,11 +498,7 @@ func (r *run) haltReason() string {
 
 // stopWith ends the dispatch of rows; the first cap to hit is reported.
 func (r *run) stopWith(reason string) {
-	r.mu.Lock()
-	if r.rep.StoppedBy == "" {
-		r.rep.StoppedBy = reason
-	}
-	r.mu.Unlock()
+	r.tally.stop(reason)
 	r.stopped.Store(true)
 }
 
@@ -564,33 +556,19 @@ func jitterHash(url string, visits int) uint64 {
 }
 
 // stage counts a stage attempt (delta 0), success (1) or failure (-1).
-func (r *run) stage(name string, delta int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.rep.Stages[name]
-	switch delta {
-	case 0:
-		c.Attempts++
-	case 1:
-		c.Successes++
-	default:
-		c.Failures++
-	}
-	r.rep.Stages[name] = c
-}
+func (r *run) stage(name string, delta int) { r.tally.stage(name, delta) }
 
-// outcome counts one URL outcome with count (called under r.mu, which
-// returns the event) and tells the observer. Counting and delivery happen
-// under the observer lock, so events arrive in the order of their Done.
+// outcome counts one URL outcome with count (which counts it in the
+// tally and returns its event) and tells the observer. Counting and
+// delivery happen under the observer lock, so events arrive in the order
+// of their Done.
 func (r *run) outcome(count func() Event) {
 	obs := r.e.cfg.Observer
 	if obs != nil {
 		r.e.observerMu.Lock()
 		defer r.e.observerMu.Unlock()
 	}
-	r.mu.Lock()
 	ev := count()
-	r.mu.Unlock()
 	if obs != nil {
 		ev.Source = r.source
 		obs(ev)

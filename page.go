@@ -86,9 +86,9 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		r.stage(StageFetch, -1)
 		var se *fetch.StatusError
 		if errors.As(ferr, &se) && se.Billed > 0 {
-			r.mu.Lock()
-			r.rep.Billed += se.Billed
-			r.mu.Unlock()
+			r.tally.add(func(rep *Report) {
+				rep.Billed += se.Billed
+			})
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -116,9 +116,9 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		return nil
 	}
 	r.stage(StageFetch, 1)
-	r.mu.Lock()
-	r.rep.Billed += resp.Billed
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Billed += resp.Billed
+	})
 	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now(), crawl: crawl}
 	p.event(StageFetch, true, "", httpDetail(resp.Status))
 	switch {
@@ -388,9 +388,9 @@ func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical s
 	}
 	r.stage(StageCommit, 1)
 	p.events = nil // stored with the result
-	r.mu.Lock()
-	r.rep.Aliases++
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Aliases++
+	})
 	r.skipDue(p.row, SkipAlias)
 }
 
@@ -479,9 +479,9 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
 	} else {
-		r.mu.Lock()
-		r.rep.RetriesDeferred++
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.RetriesDeferred++
+		})
 	}
 	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
 }
@@ -551,11 +551,9 @@ func (r *run) countRequests(t *ticket, resp *fetch.Response, err error) {
 // used (robots.txt denies it, it is an alias); the row is left as it was.
 func (r *run) skipDue(row crawlstate.Row, reason string) {
 	at := r.e.cfg.Clock.Now()
+	r.skippedShared(row.URL, reason)
 	r.outcome(func() Event {
-		r.rep.Skipped[reason]++
-		r.skippedShared(row.URL, reason)
-		r.done++
-		return Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: at, Done: r.done, Due: r.rep.Due}
+		return r.tally.end(Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: at}, func(rep *Report) { rep.Skipped[reason]++ })
 	})
 }
 
@@ -565,31 +563,29 @@ func (r *run) finishURL(ev Event, resp *fetch.Response) {
 }
 
 func (r *run) countOutcome(ev Event, resp *fetch.Response) Event {
-	rep := r.rep
-	rep.Fetched++
-	if resp != nil {
-		switch {
-		case resp.NotModified():
-			rep.NotModified++
-		case !resp.Gone():
-			rep.Bodies++
+	return r.tally.end(ev, func(rep *Report) {
+		rep.Fetched++
+		if resp != nil {
+			switch {
+			case resp.NotModified():
+				rep.NotModified++
+			case !resp.Gone():
+				rep.Bodies++
+			}
 		}
-	}
-	switch ev.Outcome {
-	case OutcomeNew:
-		rep.New++
-	case OutcomeChanged:
-		rep.Changed++
-	case OutcomeUnchanged:
-		rep.Unchanged++
-	case OutcomeGone:
-		rep.Gone++
-	case OutcomeFailed:
-		rep.Failed[ev.Stage]++
-	}
-	r.done++
-	ev.Done, ev.Due = r.done, rep.Due
-	return ev
+		switch ev.Outcome {
+		case OutcomeNew:
+			rep.New++
+		case OutcomeChanged:
+			rep.Changed++
+		case OutcomeUnchanged:
+			rep.Unchanged++
+		case OutcomeGone:
+			rep.Gone++
+		case OutcomeFailed:
+			rep.Failed[ev.Stage]++
+		}
+	})
 }
 
 // pageOf is the scheduler's view of a row.

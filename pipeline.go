@@ -147,9 +147,9 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 		todo = append(todo, i)
 		texts = append(texts, c.Text)
 	}
-	r.mu.Lock()
-	r.rep.VectorsReused += len(chunks) - len(todo)
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.VectorsReused += len(chunks) - len(todo)
+	})
 	if len(texts) > 0 {
 		var got [][]float32
 		if !p.retry(ctx, StageEmbed, strconv.Itoa(len(texts))+" texts", func() error {
@@ -183,9 +183,9 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 		for h, v := range fresh {
 			cached[h] = v
 		}
-		r.mu.Lock()
-		r.rep.VectorsEmbedded += len(texts)
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.VectorsEmbedded += len(texts)
+		})
 	}
 	out := make([][]float32, len(chunks))
 	for i, c := range chunks {

@@ -172,9 +172,9 @@ func (e *Engine) eachDue(ctx context.Context, source string, now time.Time, fn f
 // place (a row is a few hundred bytes): it copies what it keeps.
 func (r *run) eachDue(ctx context.Context, fn func(*crawlstate.Row) bool) error {
 	count := func(n int) {
-		r.mu.Lock()
-		r.rep.Due += n
-		r.mu.Unlock()
+		r.tally.add(func(rep *Report) {
+			rep.Due += n
+		})
 	}
 	if rows := r.handOn; rows != nil {
 		r.handOn = nil
@@ -318,11 +318,11 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 		}
 	}
 	// The rows the budget left out stay due; the dispatched ones finish.
-	r.mu.Lock()
-	if r.rep.StoppedBy == "" && capped && r.rep.Skipped[SkipBudget] > 0 {
-		r.rep.StoppedBy = StopBudget
-	}
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		if rep.StoppedBy == "" && capped && rep.Skipped[SkipBudget] > 0 {
+			rep.StoppedBy = StopBudget
+		}
+	})
 	return nil
 }
 

@@ -56,7 +56,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		if err == nil {
 			if waited {
 				r.start, r.run, r.lastLock = now, now, now
-				r.rep.StartedAt = now
+				r.tally.add(func(rep *Report) { rep.StartedAt = now })
 			}
 			break
 		}
@@ -97,7 +97,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		return nil, false, nil // the latest run is done: lead the next
 	}
 	r.run = starts[0]
-	r.rep.Joined = true
+	r.tally.add(func(rep *Report) { rep.Joined = true })
 	r.working.Store(true) // before the unlock: the heartbeat extends leases now
 	unlock()
 	return rows, true, nil
@@ -148,10 +148,10 @@ func (r *run) offerDue(ctx context.Context) error {
 	if qerr == nil && oerr == nil {
 		flush()
 	}
-	r.mu.Lock()
-	r.rep.Due -= sent
-	r.rep.Offered = offered
-	r.mu.Unlock()
+	r.tally.add(func(rep *Report) {
+		rep.Due -= sent
+		rep.Offered = offered
+	})
 	r.log.DebugContext(ctx, "offered the due rows", "rows", offered)
 	r.working.Store(true) // before the unlock: the heartbeat extends leases now
 	if err := e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
@@ -182,9 +182,9 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 	var err error
 	for {
 		if len(claimed) > 0 {
-			r.mu.Lock()
-			r.rep.Due += len(claimed)
-			r.mu.Unlock()
+			r.tally.add(func(rep *Report) {
+				rep.Due += len(claimed)
+			})
 			var plain []crawlstate.Row
 			for i := range claimed {
 				if !r.route(ctx, s, &claimed[i], &plain) {
@@ -235,22 +235,24 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 // such a row leaves Report.Due, which counted it.
 func (r *run) crawled(url string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.handled[url] {
-		return false
+	handled := r.handled[url]
+	r.mu.Unlock()
+	if handled {
+		r.tally.add(func(rep *Report) { rep.Due-- })
 	}
-	r.rep.Due--
-	return true
+	return handled
 }
 
 // skippedShared notes a claimed row a shared run ended without recording
-// it, for withdrawSkipped (called under r.mu): robots.txt forbids it or it
+// it, for withdrawSkipped: robots.txt forbids it or it
 // redirects off the site, which another engine would find again. Rows
 // skipped because the run halted are released instead (endShare), for
 // another engine to fetch.
 func (r *run) skippedShared(url, reason string) {
 	if r.working.Load() && (reason == SkipRobots || reason == SkipOffHostRedirect) {
+		r.mu.Lock()
 		r.withdraw = append(r.withdraw, url)
+		r.mu.Unlock()
 	}
 }
 
