@@ -454,22 +454,55 @@ func TestSharedRunWithdrawsAndReleases(t *testing.T) {
 	require.Equal(t, disallowed, due)
 }
 
-// One engine alone on a shared State runs as it would under the run lock:
-// it leads every run, and a run with nothing due sends no page request.
+// One engine alone on a shared State runs as it would under the run lock,
+// planned by the default scheduler: it leads every run, and a run with
+// nothing due sends no page request.
 func TestSharedStateAlone(t *testing.T) {
-	st := memory.New(crawlstate.Options{})
-	c := newSharedCluster(t, testsite.Options{Pages: 30}, 1, func(*testing.T) sharedState { return st }, nil)
-	reps, errs := c.runAll()
-	require.NoError(t, errs[0])
-	reconcile(t, reps[0])
-	require.False(t, reps[0].Joined)
-	require.Equal(t, 30, reps[0].Offered)
-	require.Equal(t, 30, reps[0].New)
-	c.clk.Advance(time.Hour)
-	reps, errs = c.runAll()
-	require.NoError(t, errs[0])
-	require.False(t, reps[0].Joined, "the last run is done: the next one leads")
-	require.Zero(t, reps[0].Due)
-	require.Zero(t, reps[0].Offered)
-	require.Empty(t, c.site.PageRequests())
+	mem := memory.New(crawlstate.Options{})
+	stores := map[string]func(t *testing.T) sharedState{"memory": func(*testing.T) sharedState { return mem }}
+	if dsn := os.Getenv("RECRAWL_TEST_POSTGRES_DSN"); dsn != "" {
+		stores["postgres"] = func(t *testing.T) sharedState {
+			p, err := pgxpool.New(context.Background(), dsn)
+			require.NoError(t, err)
+			t.Cleanup(p.Close)
+			b := make([]byte, 6)
+			_, _ = rand.Read(b)
+			schema := "recrawl_alone_test_" + hex.EncodeToString(b)
+			t.Cleanup(func() {
+				_, err := p.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+				require.NoError(t, err)
+			})
+			st, err := postgres.OpenPool(context.Background(), p, postgres.WithSchema(schema))
+			require.NoError(t, err)
+			return st
+		}
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			c := newSharedCluster(t, testsite.Options{Pages: 30}, 1, open, func(_ int, cfg *recrawl.Config) { cfg.Scheduler = nil })
+			reps, errs := c.runAll()
+			require.NoError(t, errs[0])
+			reconcile(t, reps[0])
+			require.False(t, reps[0].Joined)
+			require.Equal(t, 30, reps[0].Offered)
+			require.Equal(t, 30, reps[0].New)
+			require.Equal(t, "index", reps[0].Scheduler)
+			c.clk.Advance(time.Hour)
+			c.resetLog()
+			reps, errs = c.runAll()
+			require.NoError(t, errs[0])
+			require.False(t, reps[0].Joined, "the last run is done: the next one leads")
+			require.Zero(t, reps[0].Due)
+			require.Zero(t, reps[0].Offered)
+			require.Empty(t, c.site.PageRequests())
+			// Every page due a year later: planned over every row and
+			// revalidated.
+			c.clk.Advance(365 * schedule.Day)
+			reps, errs = c.runAll()
+			require.NoError(t, errs[0])
+			reconcile(t, reps[0])
+			require.Equal(t, 30, reps[0].Fetched)
+			require.Equal(t, 30, reps[0].NotModified)
+		})
+	}
 }
