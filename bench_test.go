@@ -17,7 +17,6 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -41,10 +40,7 @@ func BenchmarkPipeline(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.sqlite"))
-		if err != nil {
-			b.Fatal(err)
-		}
+		st := openState(b, filepath.Join(b.TempDir(), "state.sqlite"))
 		idx := index.NewMemory(384)
 		l := recrawl.DefaultLimits()
 		l.RequestDelay, l.MaxPages = 0, 0
@@ -93,10 +89,7 @@ func BenchmarkNotModified(b *testing.B) {
 	clk := clock.NewAutoFake(start)
 	site := testsite.New(testsite.Options{Pages: pages, Clock: clk, Words: 400, DocsChrome: true})
 	defer site.Close()
-	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.sqlite"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := openState(b, filepath.Join(b.TempDir(), "state.sqlite"))
 	defer st.Close()
 	l := recrawl.DefaultLimits()
 	l.RequestDelay, l.MaxPages, l.HostConcurrency = 0, 0, 8

@@ -11,7 +11,6 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -144,8 +143,7 @@ func pacedFixture(t *testing.T, pages int, l recrawl.Limits, realWait time.Durat
 	clk := clock.NewFake(start)
 	site := testsite.New(testsite.Options{Pages: pages, Clock: clk})
 	t.Cleanup(site.Close)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-	require.NoError(t, err)
+	st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 	t.Cleanup(func() { st.Close() })
 	eng, err := recrawl.New(recrawl.Config{State: st, Clock: clk, Limits: &l, Workers: 2, Scheduler: schedule.DefaultHalving})
 	require.NoError(t, err)

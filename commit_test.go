@@ -13,7 +13,6 @@ import (
 
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
 
@@ -21,7 +20,7 @@ import (
 // each Record a little (a slow disk, so results queue up behind it) and
 // can fail the results of chosen URLs.
 type countingState struct {
-	*sqlite.State
+	testStore
 	hold time.Duration
 
 	mu        sync.Mutex
@@ -43,7 +42,7 @@ func (s *countingState) Record(ctx context.Context, source string, results []cra
 	if bad {
 		return errors.New("disk I/O error")
 	}
-	if err := s.State.Record(ctx, source, results); err != nil {
+	if err := s.testStore.Record(ctx, source, results); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -56,16 +55,21 @@ func (s *countingState) LogEvents(ctx context.Context, source string, events []c
 	s.mu.Lock()
 	s.logEvents++
 	s.mu.Unlock()
-	return s.State.LogEvents(ctx, source, events)
+	return s.testStore.LogEvents(ctx, source, events)
 }
 
 func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 	const pages = 120
 	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counted.sqlite"))
-	require.NoError(t, err)
+	// The last pages answer late, so the run is never over before the
+	// cancel: without them a fast machine fetched every page before the
+	// first transaction, which then committed all of them.
+	for _, p := range f.site.Paths()[pages-8:] {
+		f.site.Slow(p, 300*time.Millisecond)
+	}
+	db := openState(t, filepath.Join(t.TempDir(), "counted.sqlite"))
 	t.Cleanup(func() { db.Close() })
-	cs := &countingState{State: db, hold: 2 * time.Millisecond, fail: map[string]bool{}}
+	cs := &countingState{testStore: db, hold: 2 * time.Millisecond, fail: map[string]bool{}}
 	var events []recrawl.Event
 	f.state = db
 	f.eng = mustEngine(t, recrawl.Config{State: cs, Clock: f.clk, Workers: 8, Limits: limits(func(l *recrawl.Limits) { l.HostConcurrency = 8 }),
@@ -125,10 +129,15 @@ func TestOutcomesAreCommittedInBatchesWithTheirEvents(t *testing.T) {
 func TestCancelledRunReportsOnlyCommittedOutcomes(t *testing.T) {
 	const pages = 80
 	f := newFixture(t, testsite.Options{Pages: pages}, recrawl.Config{})
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "counted.sqlite"))
-	require.NoError(t, err)
+	// The last pages answer late, so the run is never over before the
+	// cancel: without them a fast machine fetched every page before the
+	// first transaction, which then committed all of them.
+	for _, p := range f.site.Paths()[pages-8:] {
+		f.site.Slow(p, 300*time.Millisecond)
+	}
+	db := openState(t, filepath.Join(t.TempDir(), "counted.sqlite"))
 	t.Cleanup(func() { db.Close() })
-	cs := &countingState{State: db, hold: 3 * time.Millisecond, fail: map[string]bool{}}
+	cs := &countingState{testStore: db, hold: 3 * time.Millisecond, fail: map[string]bool{}}
 	f.state = db
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,7 +1,13 @@
+//go:build cgo
+
+// The crash test needs SQLite: child processes kill themselves mid-run and
+// the next one reopens the same state file.
+
 package recrawl_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,15 +139,15 @@ func (s killSink) Deliver(ctx context.Context, a alert.Alert) error {
 	return s.k.around("alert", func() error { return s.Sink.Deliver(ctx, a) })
 }
 
-// killState embeds the SQLite state (so every optional ability stays
-// visible) and kills around commits.
+// killState embeds the state (so every optional ability stays visible)
+// and kills around commits.
 type killState struct {
-	*sqlite.State
+	testStore
 	k *killer
 }
 
 func (s killState) Record(ctx context.Context, source string, results []crawlstate.Result) error {
-	return s.k.around("commit", func() error { return s.State.Record(ctx, source, results) })
+	return s.k.around("commit", func() error { return s.testStore.Record(ctx, source, results) })
 }
 
 // TestCrashChild is the child side of TestCrashRecovery.
@@ -269,4 +275,15 @@ func TestCrashRecovery(t *testing.T) {
 	require.Zero(t, v.Duplicated)
 	t.Logf("crash test: %d pages, %d child runs, %d SIGKILLs (%v), integrity ok after each; oracle: %d live, %d gone, %d records, %d transitions alerted (deliveries by kind %v), %d redeliveries; lost %d, duplicated %d",
 		pages, runs, killed, byKind, v.Live, v.Gone, v.Records, v.Transitions, kinds, v.Redeliveries, v.Lost, v.Duplicated)
+}
+
+// integrity runs PRAGMA integrity_check on a state file.
+func integrity(t testing.TB, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var res string
+	require.NoError(t, db.QueryRow("PRAGMA integrity_check").Scan(&res))
+	require.Equal(t, "ok", res, "PRAGMA integrity_check of %s", path)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/extract"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -31,7 +30,7 @@ type fixture struct {
 	t     *testing.T
 	clk   *clock.Fake
 	site  *testsite.Site
-	state *sqlite.State
+	state testStore
 	eng   *recrawl.Engine
 	src   discover.Source
 	// remote: every page goes through a remote fetch API, which fetches
@@ -56,8 +55,7 @@ func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixtur
 	opts.Clock = clk
 	site := testsite.New(opts)
 	t.Cleanup(site.Close)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-	require.NoError(t, err)
+	st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 	t.Cleanup(func() { st.Close() })
 	cfg.State = st
 	if cfg.Clock == nil {
@@ -477,8 +475,7 @@ func TestDefaultScheduler(t *testing.T) {
 				clk := clock.NewAutoFake(start)
 				site := testsite.New(testsite.Options{Pages: 12, Clock: clk})
 				t.Cleanup(site.Close)
-				st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-				require.NoError(t, err)
+				st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 				t.Cleanup(func() { st.Close() })
 				eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Scheduler: s, Limits: limits(func(*recrawl.Limits) {})})
 				src := discover.Sitemap{URL: site.SitemapURL()}
@@ -503,6 +500,7 @@ func TestDefaultScheduler(t *testing.T) {
 					}
 					clk.Advance(tc.every)
 				}
+				var err error
 				o.coldRow, err = st.Get(context.Background(), src.Name(), site.PageURL(cold))
 				require.NoError(t, err)
 				return o
@@ -533,8 +531,7 @@ func TestWeightsMoveFetches(t *testing.T) {
 		clk := clock.NewAutoFake(start)
 		site := testsite.New(testsite.Options{Pages: 20, Clock: clk, NoLastMod: true})
 		t.Cleanup(site.Close)
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-		require.NoError(t, err)
+		st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 		t.Cleanup(func() { st.Close() })
 		eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, Weight: weight, Limits: limits(func(*recrawl.Limits) {})})
 		src := discover.Sitemap{URL: site.SitemapURL()}

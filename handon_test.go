@@ -14,17 +14,16 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
 )
 
-// readCounter counts the row reads of a SQLite state: due queue pages,
+// readCounter counts the row reads of a state: due queue pages,
 // planning pages and whole live-row pages.
 type readCounter struct {
-	*sqlite.State
+	testStore
 	mu               sync.Mutex
 	due, plan, whole int
 }
@@ -33,21 +32,21 @@ func (s *readCounter) Due(ctx context.Context, source string, now time.Time, aft
 	s.mu.Lock()
 	s.due++
 	s.mu.Unlock()
-	return s.State.Due(ctx, source, now, after, limit)
+	return s.testStore.Due(ctx, source, now, after, limit)
 }
 
 func (s *readCounter) PlanRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	s.mu.Lock()
 	s.plan++
 	s.mu.Unlock()
-	return s.State.PlanRows(ctx, source, after, limit)
+	return s.testStore.PlanRows(ctx, source, after, limit)
 }
 
 func (s *readCounter) LiveRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	s.mu.Lock()
 	s.whole++
 	s.mu.Unlock()
-	return s.State.LiveRows(ctx, source, after, limit)
+	return s.testStore.LiveRows(ctx, source, after, limit)
 }
 
 // reads returns the counts since the last call.
@@ -86,10 +85,9 @@ func newHandOnSide(t *testing.T, pages int, sched schedule.Scheduler, whole bool
 	s := &handOnSide{clk: clock.NewAutoFake(start)}
 	s.site = testsite.New(testsite.Options{Pages: pages, Clock: s.clk, Host: "docs.example"})
 	t.Cleanup(s.site.Close)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-	require.NoError(t, err)
+	st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 	t.Cleanup(func() { st.Close() })
-	s.reads = &readCounter{State: st}
+	s.reads = &readCounter{testStore: st}
 	var state crawlstate.State = s.reads
 	if !whole {
 		state = planOnly{Full: s.reads, pl: s.reads}

@@ -18,7 +18,6 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -105,8 +104,7 @@ func TestHeartbeatRefreshesTheLockOfAStalledRun(t *testing.T) {
 	clk := clock.NewFake(start) // a manual clock: the test moves time while the run waits
 	site := testsite.New(testsite.Options{Pages: 1, Clock: clk})
 	t.Cleanup(site.Close)
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.sqlite"))
-	require.NoError(t, err)
+	st := openState(t, filepath.Join(t.TempDir(), "state.sqlite"))
 	t.Cleanup(func() { st.Close() })
 	const ttl = 15 * time.Minute
 	eng := mustEngine(t, recrawl.Config{State: st, Clock: clk, LockTTL: ttl, Limits: limits(func(l *recrawl.Limits) { l.RespectRobots = false })})

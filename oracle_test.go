@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -21,7 +20,6 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
@@ -200,17 +198,6 @@ func oracleConfig(t testing.TB, st crawlstate.State, clk clock.Clock, idx index.
 	}
 }
 
-// integrity runs PRAGMA integrity_check on a state file.
-func integrity(t testing.TB, path string) {
-	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	require.NoError(t, err)
-	defer db.Close()
-	var res string
-	require.NoError(t, db.QueryRow("PRAGMA integrity_check").Scan(&res))
-	require.Equal(t, "ok", res, "PRAGMA integrity_check of %s", path)
-}
-
 // verdict is what the oracle counted.
 type verdict struct {
 	Live, Gone       int // pages checked
@@ -226,8 +213,7 @@ type verdict struct {
 func checkOracle(t testing.TB, site *testsite.Site, src discover.Source, st statetest.Full, records map[string]record, alerts []alert.Alert, now time.Time) verdict {
 	t.Helper()
 	ctx := context.Background()
-	refState, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "reference.sqlite"))
-	require.NoError(t, err)
+	refState := openState(t, filepath.Join(t.TempDir(), "reference.sqlite"))
 	defer refState.Close()
 	refIdx := openLogIndex(t, filepath.Join(t.TempDir(), "reference.index"))
 	defer refIdx.f.Close()

@@ -16,7 +16,6 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/fingerprint"
 	"github.com/recrawl/recrawl/index"
@@ -242,7 +241,7 @@ func TestUncertainAcknowledgementRedeliversTheSameID(t *testing.T) {
 // failingState fails Record (the commit) while failing is set: a crash
 // between the index upsert and the commit.
 type failingState struct {
-	*sqlite.State
+	testStore
 	failing atomic.Bool
 }
 
@@ -250,12 +249,12 @@ func (s *failingState) Record(ctx context.Context, source string, results []craw
 	if s.failing.Load() {
 		return errors.New("disk I/O error")
 	}
-	return s.State.Record(ctx, source, results)
+	return s.testStore.Record(ctx, source, results)
 }
 
 func TestReplayAfterACrashWritesNoDuplicateRecords(t *testing.T) {
 	p := newPipeline(t, testsite.Options{Pages: 4}, nil)
-	fs := &failingState{State: p.state}
+	fs := &failingState{testStore: p.state}
 	eng, err := recrawl.New(recrawl.Config{State: fs, Clock: p.clk, Embedder: p.emb, Index: p.idx, Limits: limits(func(*recrawl.Limits) {})})
 	require.NoError(t, err)
 	fs.failing.Store(true)

@@ -13,20 +13,16 @@ import (
 
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/schedule"
 )
 
 // planState returns a state holding n fetched rows of source, each with a
 // full window of checks of one of mix A's rates.
-func planState(tb testing.TB, n int, source string, t0 time.Time) *sqlite.State {
+func planState(tb testing.TB, n int, source string, t0 time.Time) planStore {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "state.sqlite"))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st := openPlanState(tb, filepath.Join(tb.TempDir(), "state.sqlite"))
 	rng := rand.New(rand.NewPCG(5, 5))
 	for lo := 0; lo < n; lo += 5000 {
 		var urls []crawlstate.Discovered
@@ -55,6 +51,15 @@ func planState(tb testing.TB, n int, source string, t0 time.Time) *sqlite.State 
 		}
 	}
 	return st
+}
+
+// planStore is the state of the planning tests: every ability the engine
+// uses alone, the listers included (not crawlstate.Sharer). openPlanState
+// opens one: SQLite with cgo, the memory store without.
+type planStore interface {
+	withAbilities
+	crawlstate.PlanLister
+	crawlstate.LiveLister
 }
 
 // onlyState hides the optional abilities of a State the engine does not

@@ -16,7 +16,6 @@ import (
 	"github.com/recrawl/recrawl"
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
@@ -314,7 +313,7 @@ func TestStateReadErrorsAreNotSwallowed(t *testing.T) {
 
 // failingUpserts fails UpsertDiscovered while fail is set.
 type failingUpserts struct {
-	*sqlite.State
+	testStore
 	fail atomic.Bool
 }
 
@@ -322,14 +321,14 @@ func (s *failingUpserts) UpsertDiscovered(ctx context.Context, source string, no
 	if s.fail.Load() {
 		return crawlstate.UpsertStats{}, errors.New("disk full")
 	}
-	return s.State.UpsertDiscovered(ctx, source, now, urls)
+	return s.testStore.UpsertDiscovered(ctx, source, now, urls)
 }
 
 // A sitemap whose URLs could not be stored is not remembered as seen:
 // the next run requests it in full (no 304) and stores the page it lists.
 func TestLostDiscoveryIsNotRememberedAsUnchanged(t *testing.T) {
 	f := newFixture(t, testsite.Options{Pages: 3}, recrawl.Config{})
-	st := &failingUpserts{State: f.state}
+	st := &failingUpserts{testStore: f.state}
 	l := recrawl.DefaultLimits()
 	l.RequestDelay = 0
 	eng, err := recrawl.New(recrawl.Config{State: st, Clock: f.clk, Limits: &l})

@@ -20,7 +20,6 @@ import (
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
-	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/fetch"
@@ -190,11 +189,11 @@ func (x faultSink) Deliver(ctx context.Context, a alert.Alert) error {
 	return x.Sink.Deliver(ctx, a)
 }
 
-// faultState embeds the SQLite state, so its optional abilities stay
+// faultState embeds the state, so its optional abilities stay
 // visible, and fails the calls of the run's main path.
 type faultState struct {
 	f *faults
-	*sqlite.State
+	testStore
 }
 
 func (x faultState) Record(ctx context.Context, source string, results []crawlstate.Result) error {
@@ -202,33 +201,33 @@ func (x faultState) Record(ctx context.Context, source string, results []crawlst
 	case faultError:
 		return errFault
 	case faultAfter:
-		if err := x.State.Record(ctx, source, results); err != nil {
+		if err := x.testStore.Record(ctx, source, results); err != nil {
 			return err
 		}
 		return errTimeout{} // committed, the answer lost
 	}
-	return x.State.Record(ctx, source, results)
+	return x.testStore.Record(ctx, source, results)
 }
 
 func (x faultState) RecordFailure(ctx context.Context, source string, fl crawlstate.Failure) error {
 	if x.f.pick("state", faultError) != "" {
 		return errFault
 	}
-	return x.State.RecordFailure(ctx, source, fl)
+	return x.testStore.RecordFailure(ctx, source, fl)
 }
 
 func (x faultState) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
 	if x.f.pick("state", faultError) != "" {
 		return crawlstate.UpsertStats{}, errFault
 	}
-	return x.State.UpsertDiscovered(ctx, source, now, urls)
+	return x.testStore.UpsertDiscovered(ctx, source, now, urls)
 }
 
 func (x faultState) Chunks(ctx context.Context, source, url string) ([]crawlstate.Chunk, error) {
 	if x.f.pick("state", faultError) != "" {
 		return nil, errFault
 	}
-	return x.State.Chunks(ctx, source, url)
+	return x.testStore.Chunks(ctx, source, url)
 }
 
 func (x faultState) MarkDelivered(ctx context.Context, id string, at time.Time) error {
@@ -236,19 +235,19 @@ func (x faultState) MarkDelivered(ctx context.Context, id string, at time.Time) 
 	case faultError:
 		return errFault
 	case faultAfter:
-		if err := x.State.MarkDelivered(ctx, id, at); err != nil {
+		if err := x.testStore.MarkDelivered(ctx, id, at); err != nil {
 			return err
 		}
 		return errFault
 	}
-	return x.State.MarkDelivered(ctx, id, at)
+	return x.testStore.MarkDelivered(ctx, id, at)
 }
 
 func (x faultState) PendingAlerts(ctx context.Context, source string, limit int) ([]crawlstate.Alert, error) {
 	if x.f.pick("state", faultError) != "" {
 		return nil, errFault
 	}
-	return x.State.PendingAlerts(ctx, source, limit)
+	return x.testStore.PendingAlerts(ctx, source, limit)
 }
 
 // TestFaultSoak runs the engine over a changing site on the fake clock
@@ -265,8 +264,7 @@ func TestFaultSoak(t *testing.T) {
 	site := testsite.New(testsite.Options{Pages: pages, SitemapSplit: 100, Clock: clk, Words: 60})
 	t.Cleanup(site.Close)
 	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.sqlite"))
-	require.NoError(t, err)
+	st := openState(t, filepath.Join(dir, "state.sqlite"))
 	t.Cleanup(func() { st.Close() })
 	idx := openLogIndex(t, filepath.Join(dir, "index.log"))
 	t.Cleanup(func() { idx.f.Close() })

@@ -133,4 +133,3 @@ func testLiveRows(t *testing.T, open Opener) {
 	_, err = s.LiveRows(ctx, "docs", "", 0)
 	require.Error(t, err, "a limit below 1")
 }
-
