@@ -23,6 +23,7 @@ import (
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/crawlstate/memory"
 	"github.com/recrawl/recrawl/crawlstate/postgres"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
@@ -43,14 +44,8 @@ func (c *shiftClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // sharedState is a State with every ability an engine uses, shared.
 type sharedState interface {
-	crawlstate.State
+	statetest.Full
 	crawlstate.Sharer
-	crawlstate.PageDetails
-	crawlstate.VectorCache
-	crawlstate.AlertOutbox
-	crawlstate.DocumentStore
-	crawlstate.EventLog
-	crawlstate.TrustStore
 }
 
 // errDead is the error of every write of a worker that died.
@@ -184,7 +179,7 @@ func newSharedCluster(t *testing.T, opts testsite.Options, workers int, open fun
 		l.HostConcurrency = 4
 		l.MaxPages = 0 // no cap: each engine takes what it claims
 		cfg := recrawl.Config{
-			State: st, Clock: c.clk, Limits: &l, Workers: 4, LockTTL: 3 * time.Second,
+			State: st, Clock: c.clk, Limits: &l, Workers: 4, LockTTL: 5 * time.Second,
 			Scheduler: schedule.DefaultHalving, HTTPClient: &http.Client{Transport: k},
 			Embedder: emb, Index: idx, Alerts: sink,
 		}

@@ -163,7 +163,9 @@ type Sharer interface {
 	Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) (rows []Row, pending int, next time.Time, err error)
 	// Extend moves the expiry of every lease owner holds on rows of source
 	// to now+ttl and returns how many it extended; expired leases nobody
-	// took over are extended too. A ttl <= 0 is an error.
+	// took over are extended too. A row that a concurrent call is writing
+	// (a Record, which ends its lease) may be skipped rather than waited
+	// for. A ttl <= 0 is an error.
 	Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error)
 	// Release ends owner's leases on the rows of urls, or on every row of
 	// source when urls is nil; the rows stay offered, for another owner

@@ -111,14 +111,22 @@ WHERE source = $1 AND offer_run = $2 AND lease_owner <> $3 AND lease_expires > $
 	return rows, pending, nextT, nil
 }
 
+// extendSQL moves the expiry of owner $2's leases on source $1 to $3. It
+// skips the rows another transaction holds locked, a Record of the owner's
+// committer above all: waiting for them would deadlock against a Record
+// that locks the same rows in another order, and Record ends their lease
+// anyway.
+var extendSQL = `UPDATE {s}.pages p SET lease_expires = $3
+FROM (SELECT url FROM {s}.pages WHERE source = $1 AND lease_owner = $2 FOR UPDATE SKIP LOCKED) l
+WHERE p.source = $1 AND p.url = l.url`
+
 // Extend implements crawlstate.Sharer.
 func (s *State) Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error) {
 	const op = "extend"
 	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
 		return 0, err
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET lease_expires = $3
-WHERE source = $1 AND lease_owner = $2`), source, owner, encTime(now.Add(ttl)))
+	tag, err := s.pool.Exec(ctx, s.q(extendSQL), source, owner, encTime(now.Add(ttl)))
 	if err != nil {
 		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
