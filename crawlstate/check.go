@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"time"
 )
 
 // Check reports what makes r invalid for source under the Result contract,
@@ -37,6 +39,41 @@ func (r *Result) Check(source string) error {
 		if math.IsNaN(st.ChangeRate) || math.IsNaN(st.Weight) {
 			return fmt.Errorf("the statistics have a NaN ChangeRate (%v) or Weight (%v); pass numbers", st.ChangeRate, st.Weight)
 		}
+	}
+	return nil
+}
+
+// CheckLease reports what makes the arguments of a lock or a lease invalid
+// (Lock, Refresh, Claim, Extend): an empty source or owner, a ttl that is
+// not positive. Every store checks them so, naming every problem at once.
+func CheckLease(source, owner string, ttl time.Duration) error {
+	var problems []string
+	if source == "" {
+		problems = append(problems, "empty source name")
+	}
+	if owner == "" {
+		problems = append(problems, "empty owner; pass an identity unique to this run")
+	}
+	if ttl <= 0 {
+		problems = append(problems, fmt.Sprintf("ttl %v; it must be positive", ttl))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, ", "))
+	}
+	return nil
+}
+
+// CheckTrust reports what makes a delta and keep invalid for
+// TrustStore.AddLastModTrust: a count that is negative or not finite, a
+// keep that is not finite.
+func CheckTrust(delta LastModCounts, keep float64) error {
+	for _, v := range []float64{delta.MovedChanged, delta.MovedSame, delta.StillChanged, delta.StillSame} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("count %v; counts must be finite and not negative", v)
+		}
+	}
+	if math.IsNaN(keep) || math.IsInf(keep, 0) {
+		return fmt.Errorf("keep %v; it must be finite", keep)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -422,13 +421,8 @@ func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate
 	if source == "" {
 		return errors.New("crawlstate/memory: add lastmod trust: empty source name")
 	}
-	for _, v := range []float64{d.MovedChanged, d.MovedSame, d.StillChanged, d.StillSame} {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("crawlstate/memory: %s of %q: count %v; counts must be finite and not negative", op, source, v)
-		}
-	}
-	if math.IsNaN(keep) || math.IsInf(keep, 0) {
-		return fmt.Errorf("crawlstate/memory: %s of %q: keep %v; it must be finite", op, source, keep)
+	if err := crawlstate.CheckTrust(d, keep); err != nil {
+		return fmt.Errorf("crawlstate/memory: %s of %q: %w", op, source, err)
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err

@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -703,18 +702,8 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 
 // checkLeaseArgs checks the arguments of a lock or a lease.
 func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
-	var problems []string
-	if source == "" {
-		problems = append(problems, "empty source name")
-	}
-	if owner == "" {
-		problems = append(problems, "empty owner; pass an identity unique to this run")
-	}
-	if ttl <= 0 {
-		problems = append(problems, fmt.Sprintf("ttl %v; it must be positive", ttl))
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("crawlstate/memory: %s: %s", op, strings.Join(problems, ", "))
+	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
+		return fmt.Errorf("crawlstate/memory: %s: %w", op, err)
 	}
 	return nil
 }

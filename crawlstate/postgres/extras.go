@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -87,18 +85,8 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 
 // checkLeaseArgs checks the arguments of a lock or a lease.
 func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
-	var problems []string
-	if source == "" {
-		problems = append(problems, "empty source name")
-	}
-	if owner == "" {
-		problems = append(problems, "empty owner; pass an identity unique to this run")
-	}
-	if ttl <= 0 {
-		problems = append(problems, fmt.Sprintf("ttl %v; it must be positive", ttl))
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("crawlstate/postgres: %s: %s", op, strings.Join(problems, ", "))
+	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
+		return fmt.Errorf("crawlstate/postgres: %s: %w", op, err)
 	}
 	return nil
 }
@@ -506,13 +494,8 @@ func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate
 	if source == "" {
 		return errors.New("crawlstate/postgres: add lastmod trust: empty source name")
 	}
-	for _, v := range []float64{d.MovedChanged, d.MovedSame, d.StillChanged, d.StillSame} {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("crawlstate/postgres: %s of %q: count %v; counts must be finite and not negative", op, source, v)
-		}
-	}
-	if math.IsNaN(keep) || math.IsInf(keep, 0) {
-		return fmt.Errorf("crawlstate/postgres: %s of %q: keep %v; it must be finite", op, source, keep)
+	if err := crawlstate.CheckTrust(d, keep); err != nil {
+		return fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
 	return s.withTx(ctx, op, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q(`

@@ -1345,7 +1345,7 @@ func mustHaveUpdated(res sql.Result, op, source, u string) error {
 // the holder may Lock again to extend it.
 func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "lock"
-	if err := checkLockArgs(op, source, owner, ttl); err != nil {
+	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
 		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
@@ -1382,7 +1382,7 @@ ON CONFLICT (source) DO UPDATE SET
 // over keeps it: nobody else ran in between.
 func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "refresh lock"
-	if err := checkLockArgs(op, source, owner, ttl); err != nil {
+	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
 		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
@@ -1415,19 +1415,10 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 	})
 }
 
-func checkLockArgs(op, source, owner string, ttl time.Duration) error {
-	var problems []string
-	if source == "" {
-		problems = append(problems, "empty source name")
-	}
-	if owner == "" {
-		problems = append(problems, "empty owner; pass an identity unique to this run")
-	}
-	if ttl <= 0 {
-		problems = append(problems, fmt.Sprintf("ttl %v; it must be positive", ttl))
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("crawlstate: %s: %s", op, strings.Join(problems, ", "))
+// checkLeaseArgs checks the arguments of a lock.
+func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
+	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
+		return fmt.Errorf("crawlstate: %s: %w", op, err)
 	}
 	return nil
 }
