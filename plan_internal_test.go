@@ -13,6 +13,7 @@ import (
 
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/schedule"
 )
@@ -57,27 +58,14 @@ func planState(tb testing.TB, n int, source string, t0 time.Time) planStore {
 // uses alone, the listers included (not crawlstate.Sharer). openPlanState
 // opens one: SQLite with cgo, the memory store without.
 type planStore interface {
-	withAbilities
+	statetest.Full
 	crawlstate.PlanLister
 	crawlstate.LiveLister
 }
 
 // onlyState hides the optional abilities of a State the engine does not
 // need (PlanLister, LiveLister).
-type onlyState struct{ withAbilities }
-
-// withAbilities is a State with every ability the engine uses but the
-// listers.
-type withAbilities interface {
-	crawlstate.State
-	crawlstate.RunLog
-	crawlstate.PageDetails
-	crawlstate.VectorCache
-	crawlstate.AlertOutbox
-	crawlstate.DocumentStore
-	crawlstate.EventLog
-	crawlstate.TrustStore
-}
+type onlyState struct{ statetest.Full }
 
 // Planning reads the rows the same through crawlstate.PlanLister as
 // through the due queue: the same plan.

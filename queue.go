@@ -94,21 +94,27 @@ func (s *stages) wait() {
 	s.r.commits.flush()
 }
 
-// route hands one selected row on: a halted run skips it (it stays due), a
-// row a crawl of this run already requested is dropped from Report.Due,
-// a row without validators waits in *plain when the fetcher can batch,
-// and any other goes to the fetch stage. It returns false when ctx ended.
-func (r *run) route(ctx context.Context, s *stages, row *crawlstate.Row, plain *[]crawlstate.Row) bool {
-	if ctx.Err() != nil {
-		return false
-	}
+// passes reports whether a selected row goes on to be fetched (or
+// offered): a halted run skips it (it stays due), and a row a crawl of
+// this run already requested leaves Report.Due.
+func (r *run) passes(row *crawlstate.Row) bool {
 	if r.halted() {
 		// The rest of the queue is not requested: each row is skipped
 		// with its own event and stays due.
 		r.skipDue(*row, r.haltReason())
-		return true
+		return false
 	}
-	if r.crawled(row.URL) {
+	return !r.crawled(row.URL)
+}
+
+// route hands one selected row that passes on: a row without validators
+// waits in *plain when the fetcher can batch, and any other goes to the
+// fetch stage. It returns false when ctx ended.
+func (r *run) route(ctx context.Context, s *stages, row *crawlstate.Row, plain *[]crawlstate.Row) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if !r.passes(row) {
 		return true
 	}
 	if r.e.batcher != nil && row.ETag == "" && row.LastModified == "" {

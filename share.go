@@ -135,11 +135,7 @@ func (r *run) offerDue(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return false
 		}
-		if r.halted() {
-			r.skipDue(*row, r.haltReason())
-			return true
-		}
-		if r.crawled(row.URL) {
+		if !r.passes(row) {
 			return true
 		}
 		batch = append(batch, row.URL)

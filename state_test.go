@@ -1,6 +1,9 @@
 package recrawl_test
 
-import "github.com/recrawl/recrawl/crawlstate"
+import (
+	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/statetest"
+)
 
 // testStore is the state the root tests hand to engines: a State with
 // every optional ability but crawlstate.Sharer, so a source runs alone
@@ -8,14 +11,7 @@ import "github.com/recrawl/recrawl/crawlstate"
 // store without (state_cgo_test.go, state_nocgo_test.go). Tests that wrap
 // a state to inject faults embed it, so the wrappers work on both.
 type testStore interface {
-	crawlstate.State
-	crawlstate.RunLog
-	crawlstate.PageDetails
-	crawlstate.VectorCache
-	crawlstate.AlertOutbox
-	crawlstate.DocumentStore
-	crawlstate.EventLog
-	crawlstate.TrustStore
+	statetest.Full
 	crawlstate.PlanLister
 	crawlstate.LiveLister
 }
