@@ -308,8 +308,9 @@ type run struct {
 // engine that takes the source's run lock leads the run: it discovers the
 // source, plans the run and offers the due rows it chose (Report.Offered),
 // then releases the lock. An engine that finds the lock held waits for it
-// and then joins the latest run while that run has rows left
-// (Report.Joined; it does not discover). Every engine of the run, its
+// and then joins that run (Report.Joined; it does not discover); one that
+// finds it free joins the latest run while that run has rows left, and
+// leads the next otherwise. Every engine of the run, its
 // leader included, claims offered rows a few at a time under a lease of
 // Config.LockTTL, extended while it works, fetches and records them, and
 // returns once no row is left to claim and no other engine holds one. So

@@ -17,9 +17,10 @@ import (
 // the lock. Every engine then claims offered rows in small batches under a
 // lease (Sharer.Claim), fetches and records them, and asks again, until
 // nothing is left to claim and no other engine holds a lease. An engine
-// that finds the lock held waits for it; once it has it, it joins the
-// latest recorded run while that run has rows to claim or leased, and
-// leads a new run otherwise. So the source is discovered once per run,
+// that finds the lock held waits for it and joins the run it waited for;
+// one that takes the lock at once joins the latest recorded run while
+// that run has rows to claim or leased, and leads a new run otherwise.
+// So engines started together discover the source once,
 // each due row is fetched by one engine, and the rows of an engine that
 // dies return to the others when its leases expire.
 
@@ -40,11 +41,12 @@ func (e *Engine) claimSize() int {
 }
 
 // lockOrJoin takes the source's run lock, waiting while another engine
-// holds it. Holding it, it joins the latest recorded run when that run
-// still has rows to claim or rows other engines hold: it releases the lock
-// and returns the rows it claimed, with join set. Otherwise the run leads
-// and keeps the lock; a run that waited for the lock starts when it got
-// it.
+// holds it. Holding it, it joins the latest recorded run when it waited
+// for the lock (the run it waited for), or when that run still has rows
+// to claim or rows other engines hold: it releases the lock and returns
+// the rows it claimed, with join set. Otherwise the run leads and keeps
+// the lock; a run that waited for the lock and finds no run recorded
+// leads from when it got it.
 func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 	e := r.e
 	sh := e.st.sharer
@@ -93,8 +95,11 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		unlock()
 		return nil, false, fmt.Errorf("claiming rows of the run of %s: %w", starts[0].Format(time.RFC3339Nano), err)
 	}
-	if len(rows) == 0 && pending == 0 {
-		return nil, false, nil // the latest run is done: lead the next
+	if len(rows) == 0 && pending == 0 && !waited {
+		// The latest run is done: lead the next. A run that waited for
+		// the lock belongs to the run it waited for, done or not, so
+		// engines started together discover (or crawl) the source once.
+		return nil, false, nil
 	}
 	r.run = starts[0]
 	r.tally.add(func(rep *Report) { rep.Joined = true })

@@ -501,3 +501,38 @@ func TestSharedStateAlone(t *testing.T) {
 		})
 	}
 }
+
+// A crawl source on a shared State: the leader's crawl fetches the pages
+// it reaches (that is its discovery) and the rows due besides are
+// offered; a page is fetched once per run whoever fetches it.
+func TestSharedCrawl(t *testing.T) {
+	st := memory.New(crawlstate.Options{})
+	c := newSharedCluster(t, testsite.Options{Pages: 60}, 3, func(*testing.T) sharedState { return st }, nil)
+	c.src = discover.Crawl{URL: c.site.PageURL(c.site.Paths()[0])}
+	reps, errs := c.runAll()
+	crawled := 0
+	for i, rep := range reps {
+		require.NoError(t, errs[i], "engine %d", i)
+		reconcile(t, rep)
+		crawled += rep.Fetched
+	}
+	require.Positive(t, crawled)
+	for path, n := range c.pageGets() {
+		require.Equal(t, 1, n, path)
+	}
+	// A day later the crawl is the leader's again; the pages it does not
+	// reach but that are due go to the others through the offer.
+	c.clk.Advance(2 * schedule.Day)
+	c.resetLog()
+	reps, errs = c.runAll()
+	fetched := 0
+	for i, rep := range reps {
+		require.NoError(t, errs[i], "engine %d", i)
+		reconcile(t, rep)
+		fetched += rep.Fetched
+	}
+	require.Equal(t, crawled, fetched, "every page known is revalidated once")
+	for path, n := range c.pageGets() {
+		require.Equal(t, 1, n, path)
+	}
+}
