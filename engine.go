@@ -348,6 +348,9 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	} else {
 		err = r.lock(ctx, r.start)
 	}
+	if errors.Is(err, errStoppedWaiting) {
+		return r.finish(), nil
+	}
 	if err != nil {
 		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}

@@ -40,6 +40,10 @@ func (e *Engine) claimSize() int {
 	return min(e.cfg.BatchSize, 4*e.cfg.Workers)
 }
 
+// errStoppedWaiting ends a shared run that Shutdown stopped while it
+// waited for the lock: it has nothing to do, and reports StopShutdown.
+var errStoppedWaiting = errors.New("recrawl: shut down while waiting for the run lock")
+
 // lockOrJoin takes the source's run lock, waiting while another engine
 // holds it. Holding it, it joins the latest recorded run when it waited
 // for the lock (the run it waited for), or when that run still has rows
@@ -65,6 +69,9 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		var held *crawlstate.LockHeldError
 		if !errors.As(err, &held) {
 			return nil, false, err
+		}
+		if r.halted() {
+			return nil, false, errStoppedWaiting // Shutdown: stop waiting
 		}
 		// Another engine leads a run of the source: it releases the
 		// lock once it has offered the run's rows.

@@ -536,3 +536,40 @@ func TestSharedCrawl(t *testing.T) {
 		require.Equal(t, 1, n, path)
 	}
 }
+
+// lockCounter counts the Lock calls on a shared State.
+type lockCounter struct {
+	sharedState
+	locks atomic.Int32
+}
+
+func (l *lockCounter) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+	l.locks.Add(1)
+	return l.sharedState.Lock(ctx, source, owner, now, ttl)
+}
+
+// Shutdown stops a shared run that waits for another engine's lock: it
+// returns at once, stopped by the shutdown, having done nothing.
+func TestSharedRunWaitingStopsOnShutdown(t *testing.T) {
+	st := &lockCounter{sharedState: memory.New(crawlstate.Options{})}
+	c := newSharedCluster(t, testsite.Options{Pages: 10}, 1, func(*testing.T) sharedState { return st }, nil)
+	// Another engine leads and holds the lock for a long while.
+	require.NoError(t, st.Lock(context.Background(), c.src.Name(), "another worker", c.clk.Now(), time.Hour))
+	done := make(chan *recrawl.Report, 1)
+	go func() {
+		rep, err := c.engines[0].Run(context.Background(), c.src)
+		require.NoError(t, err)
+		done <- rep
+	}()
+	require.Eventually(t, func() bool { return st.locks.Load() >= 3 }, 10*time.Second, time.Millisecond, "the run waits, asking for the lock again")
+	select {
+	case <-done:
+		t.Fatal("the run did not wait for the lock")
+	default:
+	}
+	require.NoError(t, c.engines[0].Shutdown(context.Background()))
+	rep := <-done
+	require.Equal(t, recrawl.StopShutdown, rep.StoppedBy)
+	require.Zero(t, rep.Due)
+	require.Empty(t, c.site.PageRequests())
+}
