@@ -87,40 +87,30 @@ func main() {
 	flag.StringVar(&wo.DSN, "dsn", "", "-workers -state postgres: the database (default $RECRAWL_TEST_POSTGRES_DSN)")
 	flag.DurationVar(&wo.Latency, "latency", 5*time.Millisecond, "-workers: how long the site takes to answer each request")
 	flag.Parse()
+	var res tabler
+	var err error
 	if wo.Workers != "" {
-		res, err := runWorkers(context.Background(), o, wo)
-		if err == nil {
-			if o.JSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(res)
-			} else {
-				err = res.table(os.Stdout)
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	res, err := run(context.Background(), o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-	if o.JSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(res)
+		res, err = runWorkers(context.Background(), o, wo)
 	} else {
-		err = res.table(os.Stdout)
+		res, err = run(context.Background(), o)
+	}
+	if err == nil {
+		if o.JSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(res)
+		} else {
+			err = res.table(os.Stdout)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// tabler is a benchmark's result: printed as a table, or as JSON.
+type tabler interface{ table(io.Writer) error }
 
 type options struct {
 	Pages, Rounds, Concurrency, Words int
