@@ -120,3 +120,35 @@ func TestClaimRace(t *testing.T) {
 		require.Equal(t, 1, c, "%s claimed %d times", u, c)
 	}
 }
+
+// Extend does not wait for a row another transaction holds locked (a
+// Record of the owner's committer): waiting could deadlock against it.
+// The locked row is skipped; the others are extended.
+func TestExtendSkipsLockedRows(t *testing.T) {
+	p := testPool(t)
+	schema := testSchema(t, p)
+	s, err := postgres.OpenPool(context.Background(), p, postgres.WithSchema(schema))
+	require.NoError(t, err)
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	urls := []string{"https://ex.com/a", "https://ex.com/b"}
+	_, err = s.UpsertDiscovered(ctx, "docs", t0, []crawlstate.Discovered{{URL: urls[0]}, {URL: urls[1]}})
+	require.NoError(t, err)
+	_, err = s.Offer(ctx, "docs", t0, urls)
+	require.NoError(t, err)
+	rows, _, _, err := s.Claim(ctx, "docs", t0, "w", t0, time.Minute, 10)
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+
+	tx, err := p.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `UPDATE `+pgx.Identifier{schema, "pages"}.Sanitize()+` SET title = 'x' WHERE source = 'docs' AND url = $1`, urls[0])
+	require.NoError(t, err)
+
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := s.Extend(short, "docs", "w", t0.Add(30*time.Second), time.Minute)
+	require.NoError(t, err, "Extend waited for the locked row")
+	require.Equal(t, 1, n, "the locked row is skipped, the other extended")
+}
