@@ -573,3 +573,26 @@ func TestSharedRunWaitingStopsOnShutdown(t *testing.T) {
 	require.Zero(t, rep.Due)
 	require.Empty(t, c.site.PageRequests())
 }
+
+// A page that answers slower than a lease lasts keeps its lease while it
+// is fetched (the heartbeat extends it), so no other engine fetches it
+// again.
+func TestSharedRunSlowPageKeepsItsLease(t *testing.T) {
+	st := memory.New(crawlstate.Options{})
+	c := newSharedCluster(t, testsite.Options{Pages: 40}, 3, func(*testing.T) sharedState { return st }, func(_ int, cfg *recrawl.Config) {
+		cfg.LockTTL = time.Second
+	})
+	slow := c.site.Paths()[5]
+	c.site.Slow(slow, 2500*time.Millisecond) // two and a half leases
+	reps, errs := c.runAll()
+	for i, rep := range reps {
+		require.NoError(t, errs[i], "engine %d", i)
+		reconcile(t, rep)
+	}
+	require.Equal(t, 40, sum(reps, func(r *recrawl.Report) int { return r.Fetched }))
+	gets := c.pageGets()
+	require.Len(t, gets, 40)
+	for path, n := range gets {
+		require.Equal(t, 1, n, path)
+	}
+}
