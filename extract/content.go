@@ -18,13 +18,34 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// newMarkdown returns the package's HTML-to-Markdown converter, without
-// the table plugin when tables is false. That plugin renders only <table>
+// newMarkdown returns the package's HTML-to-Markdown converter:
+// libraryMarkdown's, escaping text without the library's per-byte lock
+// (renderWithFastEscape, in escape.go), with the same output. That render
+// handler is registered before the plugins' so that the handlers, which
+// the converter copies and sorts by priority for every element it
+// renders, are in order already (sorting them is then cheapest).
+func newMarkdown(tables bool) *converter.Converter {
+	c := converter.NewConverter()
+	c.Register.Renderer(renderWithFastEscape, fastEscapePriority)
+	for _, p := range markdownPlugins(tables) {
+		c.Register.Plugin(p)
+	}
+	return c
+}
+
+// libraryMarkdown returns the library's HTML-to-Markdown converter with
+// the package's plugins and options (markdownPlugins).
+func libraryMarkdown(tables bool) *converter.Converter {
+	return converter.NewConverter(converter.WithPlugins(markdownPlugins(tables)...))
+}
+
+// markdownPlugins are the converter plugins of the package, without the
+// table plugin when tables is false. That plugin renders only <table>
 // and <tr> elements (and registers '|' as a character to escape, as the
 // commonmark plugin does): a tree without either converts alike without
 // it, and each of its elements costs less, because the converter copies
 // and sorts its render handlers for every element it renders.
-func newMarkdown(tables bool) *converter.Converter {
+func markdownPlugins(tables bool) []converter.Plugin {
 	plugins := []converter.Plugin{
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(
@@ -39,15 +60,16 @@ func newMarkdown(tables bool) *converter.Converter {
 			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
 		))
 	}
-	return converter.NewConverter(converter.WithPlugins(plugins...))
+	return plugins
 }
 
 // converters and plainConverters hold converters made by newMarkdown,
 // with and without the table plugin. One converter could serve every
 // goroutine (ConvertNode keeps its state in the call), but it takes its
-// read lock for every character it escapes, and goroutines sharing one
-// contend for that lock's counter; a converter of its own per conversion
-// costs nothing of the kind.
+// read lock several times for every node it renders (and the library's
+// escaping for every character), and goroutines sharing one contend for
+// that lock's counter; a converter of its own per conversion costs
+// nothing of the kind.
 var (
 	converters      = sync.Pool{New: func() any { return newMarkdown(true) }}
 	plainConverters = sync.Pool{New: func() any { return newMarkdown(false) }}
