@@ -31,10 +31,13 @@ func (h Halving) Rate(lambda Rate, cadence time.Duration, age time.Duration) Rat
 // Fetches returns how many fetches the Halving policy h is expected to
 // make of a page of change rate lambda, when the crawler runs every
 // cadence, while the page's age (the time since its first fetch, which is
-// not counted) runs from from to to. A young page is fetched when its
-// expected age reaches each fetch of the chain of Rate (the first
-// fetches are bursts: a page discovered with others falls due with them);
-// a settled page at the stationary rate. It is safe for concurrent use.
+// not counted) runs from from to to. At a cadence of a day or more the
+// chain of Rate is followed run by run: the expected fetches at each run,
+// interpolated between runs. At a finer cadence a young page is fetched
+// when its expected age reaches each fetch of the chain (the first
+// fetches are bursts: a page discovered with others falls due with them).
+// A settled page is fetched at the stationary rate. It is safe for
+// concurrent use.
 func (h Halving) Fetches(lambda Rate, cadence time.Duration, from, to time.Duration) float64 {
 	if to <= from {
 		return 0
@@ -80,6 +83,9 @@ func (t *blTable) fetchesAt(i int, f float64, from, to float64) float64 {
 // (from, to], in days (from >= 0), and the stationary rate over the part
 // of the window after the table ends.
 func (t *blTable) fetches(i int, from, to float64) float64 {
+	if t.runs != nil {
+		return t.runFetches(i, to) - t.runFetches(i, from)
+	}
 	cum := &t.cum[i]
 	end := cum[blSteps-1] + t.mean[i][blSteps-1]
 	var n float64
@@ -214,6 +220,40 @@ const blSteps = 64
 type blTable struct {
 	stationary []float64
 	mean, cum  [][blSteps]float64
+	// At a cadence of at least runTableCadence, runs[i][k] is the
+	// expected number of fetches at ages in (0, k·runDays] (one entry per
+	// run, for runHorizon), from the chain's distribution run by run:
+	// the expected ages of mean and cum miss the fetches that chance
+	// moves across a run (up to a sixth of a slow page's at a weekly
+	// cadence).
+	runs    [][]float64
+	runDays float64
+}
+
+// runTableCadence is the shortest cadence whose tables follow the chain
+// run by run (runs); a finer one has too many runs to follow, and the
+// expected ages of a young page's fetches come within a few per cent
+// there.
+const runTableCadence = 24 * time.Hour
+
+// runHorizon is the age, in days, to which runs follows the chain; the
+// stationary rate takes over after it.
+const runHorizon = 400.0
+
+// runFetches is runs[i] at age a (days), interpolated between runs, and
+// the stationary rate after the horizon.
+func (t *blTable) runFetches(i int, a float64) float64 {
+	r := t.runs[i]
+	x := a / t.runDays
+	last := len(r) - 1
+	if x >= float64(last) {
+		return r[last] + t.stationary[i]*(a-float64(last)*t.runDays)
+	}
+	if !(x > 0) {
+		return 0
+	}
+	k := int(x)
+	return r[k] + (x-float64(k))*(r[k+1]-r[k])
 }
 
 // rate is the rate at grid point i and age.
@@ -261,10 +301,17 @@ func baselineTable(h Halving, cadence time.Duration) *blTable {
 	n := int(math.Ceil((blHi-blLo)/blStep)) + 1
 	t = &blTable{stationary: make([]float64, n), mean: make([][blSteps]float64, n), cum: make([][blSteps]float64, n)}
 	c := newHalvingChain(h, cadence)
+	if cadence >= runTableCadence {
+		t.runDays = days(cadence)
+		t.runs = make([][]float64, n)
+	}
 	for i := range n {
 		lam := math.Exp(blLo + float64(i)*blStep)
 		t.stationary[i] = c.rate(lam)
 		c.transient(lam, &t.mean[i], &t.cum[i])
+		if t.runs != nil {
+			t.runs[i] = c.byRun(lam, int(math.Ceil(runHorizon/t.runDays)))
+		}
 	}
 	blMu.Lock()
 	if len(blCache) >= 64 { // many cadences: start again rather than grow
@@ -306,6 +353,7 @@ func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
 		downW: make([]float64, n), upW: make([]float64, n),
 		pi: make([]float64, n), next: make([]float64, n),
 	}
+	c.cadenceInDays = days(cadence)
 	cell := func(x float64) (int, float64) {
 		x = min(max(x, lo), hi)
 		f := (x - lo) / step
@@ -358,6 +406,51 @@ func (c *halvingChain) transient(lam float64, mean, cum *[blSteps]float64) {
 		}
 		pi, next = next, pi
 	}
+}
+
+// byRun follows the chain at change rate lam run by run from its start
+// (a fetch at run 0) for k runs: the expected number of fetches at runs
+// 1..j, for j = 0..k. The crawler runs every cadence (cadenceInDays > 0),
+// and a fetch leaves the chain in a state whose elapsed time is a whole
+// number of runs.
+func (c *halvingChain) byRun(lam float64, k int) []float64 {
+	n := len(c.elapsed)
+	steps := make([]int, n)
+	pc := make([]float64, n) // the chance of a change over state i's elapsed time
+	most := 1
+	for i, e := range c.elapsed {
+		steps[i] = max(1, int(math.Round(e/c.cadenceInDays)))
+		most = max(most, steps[i])
+		pc[i] = -math.Expm1(-lam * e)
+	}
+	// at[j%len(at)][i]: the chance that a fetch at run j leaves state i.
+	at := make([][]float64, most+1)
+	for j := range at {
+		at[j] = make([]float64, n)
+	}
+	at[0][c.start] = 1
+	out := make([]float64, k+1)
+	var sum float64
+	for j := 0; j <= k; j++ {
+		cur := at[j%len(at)]
+		for i, w := range cur {
+			if w == 0 {
+				continue
+			}
+			if j > 0 {
+				sum += w
+			}
+			a, b := w*pc[i], w*(1-pc[i])
+			nx := at[(j+steps[i])%len(at)]
+			nx[c.down[i]] += a * c.downW[i]
+			nx[c.down[i]+1] += a * (1 - c.downW[i])
+			nx[c.up[i]] += b * c.upW[i]
+			nx[c.up[i]+1] += b * (1 - c.upW[i])
+		}
+		out[j] = sum
+		clear(cur)
+	}
+	return out
 }
 
 // rate returns 1 / the stationary mean elapsed time at change rate lam.

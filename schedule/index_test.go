@@ -59,11 +59,63 @@ func TestHalvingFetchesOfAYoungPage(t *testing.T) {
 	require.InDelta(t, 0, h.Fetches(static, 0, 24*time.Hour, 59*time.Hour), 1e-9)
 	require.InDelta(t, 1, h.Fetches(static, 0, 59*time.Hour, 61*time.Hour), 1e-9)
 	require.Zero(t, h.Fetches(static, 0, 5*time.Hour, 5*time.Hour), "an empty window")
-	// Daily runs: the 36 h interval waits for the run at 48 h.
-	require.InDelta(t, 1, h.Fetches(static, 24*time.Hour, 47*time.Hour, 49*time.Hour+24*time.Hour), 1e-9)
+	// Daily runs: the 36 h interval waits for the run at 48 h (at a
+	// cadence of a day or more the chain is followed run by run, and the
+	// rare change the minimum rate allows moves a little of the next fetch
+	// forward).
+	require.InDelta(t, 1, h.Fetches(static, 24*time.Hour, 47*time.Hour, 49*time.Hour+24*time.Hour), 1e-3)
 	// A settled page: the stationary rate over the window.
 	late := h.Fetches(static, 0, 5000*schedule.Day, 5300*schedule.Day)
 	require.InDelta(t, 10, late, 0.1, "about one fetch every 30 days (a rare change halves it)")
+}
+
+// youngHalving counts the fetches DefaultHalving makes of a Poisson page
+// of rate lam first fetched at age 0, at runs every cadence, at ages in
+// (from, to] days: the mean over n pages.
+func youngHalving(lam float64, cadence time.Duration, from, to float64, n int) float64 {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := schedule.DefaultHalving
+	c := cadence.Hours() / 24
+	count := 0
+	for range n {
+		iv, last := h.Start, 0.0
+		nextChange := rng.ExpFloat64() / lam
+		for {
+			at := math.Max(math.Ceil((last+iv.Hours()/24)/c-1e-9), last/c+1) * c
+			if at > to {
+				break
+			}
+			changed := nextChange <= at
+			for nextChange <= at {
+				nextChange += rng.ExpFloat64() / lam
+			}
+			if at > from {
+				count++
+			}
+			iv = h.Next(schedule.Page{Interval: iv}, schedule.Observation{Changed: changed})
+			last = at
+		}
+	}
+	return float64(count) / float64(n)
+}
+
+// At a daily or weekly cadence the fetches of a young page in a window
+// are those of its simulation: the expected ages of its fetches, the
+// estimate before the chain was followed run by run, were up to 18% off
+// (a yearly page, weekly runs, ages 119 to 238 days: 3.41 fetches
+// against 4).
+func TestHalvingFetchesOfAYoungPageMatchItsSimulation(t *testing.T) {
+	for _, c := range []time.Duration{schedule.Day, 7 * schedule.Day} {
+		for _, lam := range []float64{1, 0.25, 1.0 / 15, 1.0 / 60, 1.0 / 365} {
+			for _, runs := range [][2]float64{{0, 9}, {17, 34}} { // windows of whole runs
+				d := c.Hours() / 24
+				w := [2]float64{runs[0] * d, runs[1] * d}
+				want := youngHalving(lam, c, w[0], w[1], 20000)
+				got := schedule.DefaultHalving.Fetches(schedule.Rate(lam), c, time.Duration(w[0]*float64(schedule.Day)), time.Duration(w[1]*float64(schedule.Day)))
+				require.InEpsilon(t, want, got, 0.02, "λ %.4f a day, runs every %v, ages %v to %v days", lam, c, w[0], w[1])
+			}
+		}
+	}
 }
 
 func TestBaselineFetchesSumsThePages(t *testing.T) {
@@ -110,7 +162,7 @@ func TestIndexPlanRun(t *testing.T) {
 	)
 	x := schedule.Index{Budget: 96}
 	plan := x.PlanRun(schedule.Run{Start: now, Previous: now.Add(-time.Hour), Cadence: time.Hour}, pages)
-	require.InDelta(t, 4+1, plan.Limit(), 1, "96 a day for an hour, plus the page past the floor")
+	require.InDelta(t, 4, plan.Limit(), 1, "96 a day for an hour, the page past the floor within it")
 
 	never := schedule.Page{}
 	floor := schedule.Page{LastFetched: now.Add(-31 * schedule.Day), ChangeRate: 1}
@@ -136,7 +188,7 @@ func TestIndexPlanRun(t *testing.T) {
 	// Without a budget the run gets what Halving would fetch.
 	def := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, pages)
 	want := schedule.BaselineFetches(schedule.DefaultHalving, pages, 6*time.Hour, now.Add(-6*time.Hour), now)
-	require.InDelta(t, want+1, float64(def.Limit()), 1.01)
+	require.InDelta(t, want, float64(def.Limit()), 1.01)
 }
 
 // The index at τ = kC is the price at which revisiting every k runs and
