@@ -1,10 +1,7 @@
-//go:build unix
-
 package extract
 
 import (
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +9,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/recrawl/recrawl/extract/internal/quality"
+	"github.com/recrawl/recrawl/internal/cputime"
 )
 
 // capturedConversion is a tree FromHTML passed to its converter, with the
@@ -66,22 +64,13 @@ func BenchmarkMarkdown(b *testing.B) {
 			roots[j] = cloneTree(c.root)
 		}
 		b.StartTimer()
-		c0 := processCPU()
+		c0 := cputime.Process()
 		for j, c := range convs {
 			if _, err := convert(roots[j], c.opts...); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu += processCPU() - c0
+		cpu += cputime.Process() - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-}
-
-// processCPU is the CPU time, user and system, the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
