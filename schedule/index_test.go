@@ -191,6 +191,27 @@ func TestIndexPlanRun(t *testing.T) {
 	require.InDelta(t, want, float64(def.Limit()), 1.01)
 }
 
+// Pages past the floor are fetched within the run's budget, not on top of
+// it, unless they alone exceed it: then the limit is their number, so
+// that every page is still fetched at least every Floor.
+func TestIndexFloorVisitsWithinTheBudget(t *testing.T) {
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	pages := func(recent, past int) []schedule.PlanInput {
+		var in []schedule.PlanInput
+		for i := range recent {
+			in = append(in, schedule.PlanInput{ChangeRate: 0.5, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
+		}
+		for range past {
+			in = append(in, schedule.PlanInput{ChangeRate: 0.001, LastFetched: now.Add(-40 * schedule.Day)})
+		}
+		return in
+	}
+	run := schedule.Run{Start: now, Previous: now.Add(-schedule.Day), Cadence: schedule.Day}
+	x := schedule.Index{Budget: 100}
+	require.Equal(t, 100, x.PlanRun(run, pages(500, 30)).Limit(), "30 pages past the floor within a budget of 100")
+	require.Equal(t, 300, x.PlanRun(run, pages(500, 300)).Limit(), "300 pages past the floor exceed it")
+}
+
 // The index at τ = kC is the price at which revisiting every k runs and
 // every k+1 runs give the same freshness net of the price per fetch; with
 // no cadence it is the continuous index w·g(λτ)/λ.

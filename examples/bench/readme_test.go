@@ -69,6 +69,9 @@ func TestREADMEQuotesBenchmarks(t *testing.T) {
 		require.NotNil(t, m, "the README's throughput section quotes %q", q.pattern)
 		require.Equal(t, q.want, m[1], "README %q against BENCHMARKS.md", q.pattern)
 	}
+	cpu := regexp.MustCompile(`a cold run: [0-9.]+× colly \+ html-to-markdown on every page, ([0-9.]+) ms of CPU a page`).FindStringSubmatch(section)
+	require.NotNil(t, cpu, "the README's throughput section quotes the cold run's CPU a page")
+	require.Equal(t, rows["cold"][col("CPU/page ms")], cpu[1], "README's cold CPU a page against BENCHMARKS.md")
 	nothing := rows["nothing-due"]
 	require.NotNil(t, nothing)
 	require.Equal(t, "1", nothing[col("requests")], "nothing due: one request")

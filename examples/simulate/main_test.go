@@ -67,6 +67,31 @@ func TestReadmeTableIsTheRecordedGrid(t *testing.T) {
 	require.Equal(t, 8, n, "mixes A and B at four cadences")
 }
 
+// The README's sentence on what the uncapped default spends quotes the
+// recorded grid's uncapped rows.
+func TestReadmeQuotesTheUncappedSpend(t *testing.T) {
+	f, err := os.Open("testdata/grid.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	spend := map[string][]string{} // mix -> fetch ratios in the grid's cadence order
+	dec := json.NewDecoder(f)
+	for dec.More() {
+		var l line
+		require.NoError(t, dec.Decode(&l))
+		if l.Policy == "default-uncapped" {
+			spend[l.Mix] = append(spend[l.Mix], fmt.Sprintf("%.3f", l.FetchRate))
+		}
+	}
+	require.Len(t, spend["A"], len(gridCadences))
+	require.Len(t, spend["B"], len(gridCadences))
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	want := fmt.Sprintf("the uncapped default spends %s× the baseline's fetches on mix A at hourly, 6-hourly, daily and weekly runs, and %s× on mix B",
+		strings.Join(spend["A"], "/"), strings.Join(spend["B"], "/"))
+	require.Contains(t, text, want)
+}
+
 func TestGridAndTable(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run([]string{"-grid", "-pages", "60", "-days", "8", "-warmup", "4", "-seeds", "1"}, &out))
