@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -73,7 +74,12 @@ type RunPlan interface {
 // exceed it (the baseline's spend counts a visit of every slow page at
 // its own cap, so a floor visit on top of it would be counted twice: on a
 // site of many pages that never change, that cost 6–8% more fetches than
-// the baseline's). A page whose
+// the baseline's). Pages that reach the floor together (found in one run,
+// never changing) are spread over the runs before it: a run fetches ahead
+// of the floor, within its share, what the next runs' shares could not
+// hold, so that they do not all go on top of one run's budget (Next makes
+// such a page due a sixth of the floor early, when that is at least two
+// runs). A page whose
 // Sitemap hint lists a lastmod is ranked by the chance of a change that
 // the hint gives (SitemapHint, LastModTrust.Posterior) instead of
 // 1 − e^(−λ̂τ), and falls due when that chance, with the lastmod unmoved,
@@ -203,22 +209,75 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 	// The pages past the floor are fetched within the budget, or above it
 	// when they alone exceed it (a source not crawled for longer than the
 	// floor): every page is fetched at least every Floor.
-	floor := 0
+	runShare := plan.limit
+	plan.lead = floorLead(x.Floor, r.Cadence)
+	floor, soon := 0, []time.Duration(nil)
 	for _, p := range pages {
 		if p.LastFetched.IsZero() {
 			continue // fetched outside the limit
 		}
 		if _, ok := forcedPriority(p.LastFetched, r.Start, x.Floor); ok {
 			floor++
+		} else if tau := r.Start.Sub(p.LastFetched); plan.lead > 0 && tau >= x.Floor-plan.lead {
+			soon = append(soon, tau)
 		}
 	}
 	plan.limit = max(plan.limit, floor)
+	plan.early = earlyFloor(soon, floor, runShare, x.Floor, r.Cadence)
 	plan.mu = DefaultMultiplier // nothing to price yet (a first run)
 	if len(pages) > 0 && rate > 0 {
 		o := Optimal{Budget: rate / Rate(scale), Min: max(x.Min, r.Cadence), Max: x.Floor, ExploreChecks: -1}
 		plan.mu = o.Plan(sample).Multiplier
 	}
 	return plan
+}
+
+// floorLead is how long before the floor a page may be fetched to spread
+// the floor visits of pages that reach it together (pages discovered in
+// one run that never change reach it in one run, month after month): a
+// sixth of the floor when that is at least two runs, else none.
+func floorLead(floor, cadence time.Duration) time.Duration {
+	lead := floor / 6
+	if cadence <= 0 || lead < 2*cadence {
+		return 0
+	}
+	return lead / cadence * cadence
+}
+
+// earlyFloor returns the time since the last fetch from which pages not
+// yet past the floor are fetched in this run, within its share of the
+// budget, so that the pages reaching the floor over the next runs fit in
+// their shares; 0 when none need to. soon holds the time since the last
+// fetch of the pages within the lead of the floor, floor counts those past
+// it, share is the run's share of the budget. Pages are taken as late as
+// possible: the k runs after this one take a share each, so this run
+// fetches what reaches the floor by then beyond k shares, within its own
+// share.
+func earlyFloor(soon []time.Duration, floor, share int, fl, cadence time.Duration) time.Duration {
+	room := share - floor
+	if len(soon) == 0 || room <= 0 || cadence <= 0 {
+		return 0
+	}
+	// byRun[k-1]: pages that reach the floor k runs from now.
+	k := 0
+	for _, tau := range soon {
+		k = max(k, int((fl-tau+cadence-1)/cadence))
+	}
+	byRun := make([]int, k)
+	for _, tau := range soon {
+		byRun[max(int((fl-tau+cadence-1)/cadence), 1)-1]++
+	}
+	need, reach := 0, floor
+	for i, n := range byRun {
+		reach += n
+		need = max(need, reach-(i+1)*share-floor)
+	}
+	need = min(need, room)
+	if need <= 0 {
+		return 0
+	}
+	slices.SortFunc(soon, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+	return soon[need-1]
 }
 
 // runPhase is a number in [0, 1) fixed by the run's start, for rounding a
@@ -241,6 +300,10 @@ type IndexPlan struct {
 	cadence float64 // the source's cadence in days (0: continuous)
 	mu      float64 // the run's price
 	limit   int
+	// lead is how long before the floor a page may fall due (floorLead);
+	// early, when positive, the time since the last fetch from which a
+	// page is fetched ahead of the floor in this run (earlyFloor).
+	lead, early time.Duration
 }
 
 // discreteCadence is the cadence, in days, the index accounts for.
@@ -313,6 +376,10 @@ func (p IndexPlan) Priority(q Page) float64 {
 	if v, ok := forcedPriority(q.LastFetched, p.now, p.x.Floor); ok {
 		return v
 	}
+	if tau := p.now.Sub(q.LastFetched); p.early > 0 && tau >= p.early {
+		// Ahead of the floor, below the pages past it, above every index.
+		return 1e300 * days(tau) / days(p.x.Floor)
+	}
 	lam := q.ChangeRate
 	if !(lam > 0) {
 		lam = Estimate(q)
@@ -345,7 +412,7 @@ func (p IndexPlan) next(q Page) time.Duration {
 	lam := float64(DefaultLimits.Clamp(q.ChangeRate))
 	z := x.Candidates * p.mu * lam / weightOf(q.Weight)
 	if z >= 1 {
-		return x.Floor
+		return p.latest()
 	}
 	r := gRunsInv(z, lam*p.cadence)
 	if q.Sitemap.Listed {
@@ -353,13 +420,19 @@ func (p IndexPlan) next(q Page) time.Duration {
 		// unmoved posterior: the page falls due when that reaches the
 		// chance of r (never, for a lastmod that has always moved with a
 		// change).
-		p := q.Sitemap.Trust.unmovedPrior(-math.Expm1(-r))
-		if p >= 1 {
-			return x.Floor
+		c := q.Sitemap.Trust.unmovedPrior(-math.Expm1(-r))
+		if c >= 1 {
+			return p.latest()
 		}
-		r = -math.Log1p(-p)
+		r = -math.Log1p(-c)
 	}
-	return clampInterval(toDuration(r/lam*float64(Day)), x.Min, x.Floor)
+	return clampInterval(toDuration(r/lam*float64(Day)), x.Min, p.latest())
+}
+
+// latest is the longest interval next returns: Floor, less the lead in
+// which a page may be fetched ahead of it.
+func (p IndexPlan) latest() time.Duration {
+	return max(p.x.Floor-p.lead, p.x.Min)
 }
 
 // Cadence returns a source's cadence from the starts of its recent runs,

@@ -174,10 +174,14 @@ func TestIndexPlanRun(t *testing.T) {
 	require.InDelta(t, schedule.PriorityOf(0.1, 1, 40*time.Hour, time.Hour), plan.Priority(old), 1e-12)
 
 	// A page that changes far faster than the price allows waits for the
-	// floor; a slow one comes back before it.
+	// floor, less the lead in which hourly runs may fetch it ahead of the
+	// floor (a sixth of it); a slow one comes back before it.
 	fast := schedule.Page{LastFetched: now.Add(-time.Hour), Visits: 40, ChangeRate: 1400}
 	iv := plan.Next(fast, schedule.Observation{At: now, Changed: true})
-	require.Equal(t, schedule.DefaultMaxInterval, iv)
+	require.Equal(t, schedule.DefaultMaxInterval-schedule.DefaultMaxInterval/6, iv)
+	weekly := schedule.Index{Budget: 1}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-7 * schedule.Day), Cadence: 7 * schedule.Day}, pages)
+	require.Equal(t, schedule.DefaultMaxInterval, weekly.Next(fast, schedule.Observation{At: now, Changed: true}),
+		"no lead at weekly runs: it would be less than two runs")
 	slow := schedule.Page{LastFetched: now.Add(-48 * time.Hour), ChangeRate: 0.3, Visits: 5}
 	iv = plan.Next(slow, schedule.Observation{At: now})
 	require.Greater(t, iv, time.Hour)
@@ -189,6 +193,50 @@ func TestIndexPlanRun(t *testing.T) {
 	def := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, pages)
 	want := schedule.BaselineFetches(schedule.DefaultHalving, pages, 6*time.Hour, now.Add(-6*time.Hour), now)
 	require.InDelta(t, want, float64(def.Limit()), 1.01)
+}
+
+// Pages that reach the floor together (discovered in one run, never
+// changing) are spread over the runs before it: the run fetches, ahead of
+// the floor and within its share, what the next runs' shares cannot hold,
+// latest-due first; nothing ahead of the floor when their shares can.
+func TestIndexSpreadsFloorVisits(t *testing.T) {
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	floor := schedule.DefaultMaxInterval
+	// A fast page whose index is well above the price.
+	hot := schedule.Page{LastFetched: now.Add(-3 * schedule.Day), ChangeRate: 2}
+	plan := func(group int) (schedule.RunPlan, []schedule.Page) {
+		var in []schedule.PlanInput
+		var slow []schedule.Page
+		for i := range group {
+			// They reach the floor 10 runs from now, a second apart.
+			last := now.Add(-floor + 10*time.Hour - time.Duration(i)*time.Second)
+			in = append(in, schedule.PlanInput{ChangeRate: schedule.DefaultMinRate, LastFetched: last})
+			slow = append(slow, schedule.Page{ChangeRate: schedule.DefaultMinRate, LastFetched: last})
+		}
+		in = append(in, schedule.PlanInput{ChangeRate: 2, LastFetched: hot.LastFetched})
+		x := schedule.Index{Budget: 5 * 24} // 5 a run
+		return x.PlanRun(schedule.Run{Start: now, Previous: now.Add(-time.Hour), Cadence: time.Hour}, in), slow
+	}
+
+	// 60 pages reach the floor 10 runs from now, and those runs hold 50 at
+	// 5 a run: 10 must go now, and this run's share holds 5 of them, the
+	// ones longest since their fetch.
+	p, slow := plan(60)
+	require.InDelta(t, 5, p.Limit(), 1, "the share: nothing past the floor yet")
+	ahead := 0
+	for i, q := range slow {
+		if p.Priority(q) > p.Priority(hot) {
+			ahead++
+			require.Greater(t, i, 60-6, "the latest-due first")
+		}
+	}
+	require.Equal(t, min(p.Limit(), 60-10*p.Limit()), ahead)
+
+	// 20 pages fit in the next runs' shares: none is fetched ahead.
+	p, slow = plan(20)
+	for _, q := range slow {
+		require.Less(t, p.Priority(q), p.Priority(hot))
+	}
 }
 
 // Pages past the floor are fetched within the run's budget, not on top of
