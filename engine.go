@@ -621,8 +621,8 @@ const handOnRows = 10_000
 
 // planRun is plan. With due not nil and a state that lists rows whole
 // (crawlstate.LiveLister) as well as for planning (crawlstate.PlanLister),
-// planning reads the rows whole while the source has fewer than
-// handOnRows live rows and at least a quarter of the rows read are due at
+// planning reads the rows whole while the source has at most handOnRows
+// live rows and at least a quarter of the rows read are due at
 // start, and leaves the rows due at start in *due; otherwise *due is nil.
 // Against SQLite, reading a row whole costs about a third more than
 // reading its planning columns, and reading it again from the due queue
@@ -717,7 +717,9 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 			return nil
 		}
 		after = rows[len(rows)-1].URL
-		if read >= handOnRows || 4*len(*due) < read {
+		// A full page at the bound may be the last: only a row past it
+		// shows the source too large.
+		if read > handOnRows || 4*len(*due) < read {
 			*due = nil
 			return e.eachPlanRow(ctx, pl, source, after, fn)
 		}

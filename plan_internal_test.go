@@ -99,6 +99,38 @@ func TestPlanReadsThePlanningColumns(t *testing.T) {
 	require.InEpsilon(t, plans[1].Multiplier(), plans[0].Multiplier(), 1e-9, "the same price (the rows come in another order)")
 }
 
+// Planning hands the due rows on to the due walk for a source of up to
+// handOnRows live rows, the bound included (and the rest of the page that
+// passes it), and not for a larger one. (A
+// source of exactly handOnRows rows, 10,000, the size of the throughput
+// benchmark's site, was read whole and then again through the due queue:
+// the bound was checked after its last full page.)
+func TestPlanHandsOnRowsUpToTheBound(t *testing.T) {
+	if _, ok := openPlanState(t, filepath.Join(t.TempDir(), "probe.sqlite")).(crawlstate.LiveLister); !ok {
+		t.Skip("the state lists no rows whole")
+	}
+	ctx := context.Background()
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := t0.Add(20 * schedule.Day) // every row due
+	for _, tc := range []struct {
+		rows     int
+		handedOn bool
+	}{{handOnRows - 1, true}, {handOnRows, true}, {handOnRows + 501, false}} {
+		st := planState(t, tc.rows, "s", t0)
+		e, err := New(Config{State: st, Clock: clock.NewFake(t0), BatchSize: 500})
+		require.NoError(t, err)
+		var due []*crawlstate.Row
+		_, err = e.planRun(ctx, "s", start, &due, true)
+		require.NoError(t, err)
+		if tc.handedOn {
+			require.Len(t, due, tc.rows, "%d rows", tc.rows)
+		} else {
+			require.True(t, due == nil, "%d rows: %d handed on", tc.rows, len(due))
+		}
+		require.NoError(t, st.Close())
+	}
+}
+
 // BenchmarkEnginePlan is the engine's planning step at the start of a run
 // of the default scheduler over a source of 100,000 fetched pages, each
 // with a full window of checks: the run's start recorded, every live row
