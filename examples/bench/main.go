@@ -8,6 +8,9 @@
 // Scenarios, in the order they run each round:
 //
 //	net/http         bare GET of every page, body read and dropped
+//	net/http-304     bare conditional GET of every page with the validators
+//	                 the net/http row got (all 304s): the floor of a
+//	                 revalidation, for the all-due row
 //	colly            colly/v2 visiting every page, reading its body
 //	colly+md         colly/v2 plus html-to-markdown v2 on every whole body
 //	cold             recrawl's first run over an empty state
@@ -122,6 +125,7 @@ type options struct {
 // The scenarios, in running order.
 const (
 	scBare         = "net/http"
+	scBare304      = "net/http-304"
 	scColly        = "colly"
 	scCollyMD      = "colly+md"
 	scCold         = "cold"
@@ -132,7 +136,7 @@ const (
 	scPipelineCold = "pipeline-cold"
 )
 
-var scenarios = []string{scBare, scColly, scCollyMD, scCold, scNothingDue, scAllDue, scAllDueEdits, scLastmod, scPipelineCold}
+var scenarios = []string{scBare, scBare304, scColly, scCollyMD, scCold, scNothingDue, scAllDue, scAllDueEdits, scLastmod, scPipelineCold}
 
 // Measure is one scenario in one round.
 type Measure struct {
@@ -296,11 +300,27 @@ func (b *bench) runRound(ctx context.Context) (map[string]Measure, error) {
 	b.dir = dir
 	out := map[string]Measure{}
 
-	if b.want(scBare) {
-		if out[scBare], err = b.measure(scBare, b.bare); err != nil {
+	var validators map[string]http.Header
+	if b.want(scBare) || b.want(scBare304) {
+		if out[scBare], err = b.measure(scBare, func() (Measure, error) {
+			m, v, err := b.bare(nil)
+			validators = v
+			return m, err
+		}); err != nil {
 			return nil, err
 		}
 		b.meanKB = float64(out[scBare].Bytes) / float64(len(b.urls)) / 1024
+		if !b.want(scBare) {
+			delete(out, scBare)
+		}
+	}
+	if b.want(scBare304) {
+		if out[scBare304], err = b.measure(scBare304, func() (Measure, error) {
+			m, _, err := b.bare(validators)
+			return m, err
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if b.want(scColly) {
 		if out[scColly], err = b.measure(scColly, func() (Measure, error) { return b.colly(false) }); err != nil {
@@ -353,7 +373,7 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 		}
 	}()
 	var cpuFile *os.File
-	profile := b.o.Profile != "" && b.round == 0 && name != scBare && name != scColly && name != scCollyMD
+	profile := b.o.Profile != "" && b.round == 0 && name != scBare && name != scBare304 && name != scColly && name != scCollyMD
 	if profile {
 		var err error
 		if cpuFile, err = os.Create(filepath.Join(b.o.Profile, name+".cpu.pprof")); err != nil {
@@ -415,23 +435,24 @@ func (b *bench) transport() *http.Transport {
 	return t
 }
 
-func (b *bench) bare() (Measure, error) {
+// bare GETs every page with net/http, reading and dropping the body. With
+// validators (a page's ETag and Last-Modified, by URL) it sends them as
+// If-None-Match and If-Modified-Since and requires a 304; without, it
+// returns the validators of every page.
+func (b *bench) bare(validators map[string]http.Header) (Measure, map[string]http.Header, error) {
 	client := &http.Client{Transport: b.transport(), Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	got := map[string]http.Header{}
 	for range b.o.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for u := range jobs {
-				resp, err := client.Get(u)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				err := b.get(client, u, validators, got, &mu)
 				if err != nil {
 					mu.Lock()
 					firstErr = cmpOr(firstErr, err)
@@ -445,7 +466,44 @@ func (b *bench) bare() (Measure, error) {
 	}
 	close(jobs)
 	wg.Wait()
-	return Measure{Pages: len(b.urls)}, firstErr
+	if validators != nil {
+		got = nil
+	}
+	return Measure{Pages: len(b.urls)}, got, firstErr
+}
+
+// get is one request of bare.
+func (b *bench) get(client *http.Client, u string, validators, got map[string]http.Header, mu *sync.Mutex) error {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	if validators != nil {
+		v := validators[u]
+		if et := v.Get("ETag"); et != "" {
+			req.Header.Set("If-None-Match", et)
+		}
+		if lm := v.Get("Last-Modified"); lm != "" {
+			req.Header.Set("If-Modified-Since", lm)
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	switch {
+	case validators != nil && resp.StatusCode != http.StatusNotModified:
+		return fmt.Errorf("%s: status %d, want 304", u, resp.StatusCode)
+	case validators == nil:
+		mu.Lock()
+		got[u] = http.Header{"Etag": resp.Header.Values("ETag"), "Last-Modified": resp.Header.Values("Last-Modified")}
+		mu.Unlock()
+	}
+	return nil
 }
 
 func cmpOr(a, b error) error {

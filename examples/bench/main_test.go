@@ -19,7 +19,7 @@ func TestBenchRunsEveryScenario(t *testing.T) {
 		rows[r.Scenario] = r
 	}
 	require.Len(t, rows, len(scenarios))
-	for _, sc := range []string{scBare, scColly, scCollyMD, scCold, scPipelineCold} {
+	for _, sc := range []string{scBare, scBare304, scColly, scCollyMD, scCold, scPipelineCold} {
 		require.Equal(t, pages, rows[sc].Median.Pages, sc)
 	}
 	colly := rows[scColly].Median
@@ -27,6 +27,9 @@ func TestBenchRunsEveryScenario(t *testing.T) {
 	cold := rows[scCold].Median.Bytes
 	require.GreaterOrEqual(t, cold, colly.Bytes, "a cold run downloads every page, as colly does")
 	require.Less(t, cold, colly.Bytes*21/20, "plus robots.txt and the sitemap")
+	bare304 := rows[scBare304].Median
+	require.Equal(t, pages, bare304.Requests, "one conditional request a page")
+	require.Zero(t, bare304.Bytes, "every one a 304")
 	allDue := rows[scAllDue].Median
 	require.Equal(t, pages, allDue.Scheduled)
 	require.LessOrEqual(t, allDue.Requests, pages+2, "one request a page, robots.txt and the sitemap")
