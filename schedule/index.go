@@ -241,7 +241,7 @@ func floorLead(floor, cadence time.Duration) time.Duration {
 	if cadence <= 0 || lead < 2*cadence {
 		return 0
 	}
-	return lead / cadence * cadence
+	return lead
 }
 
 // earlyFloor returns the time since the last fetch from which pages not

@@ -179,6 +179,9 @@ func TestIndexPlanRun(t *testing.T) {
 	fast := schedule.Page{LastFetched: now.Add(-time.Hour), Visits: 40, ChangeRate: 1400}
 	iv := plan.Next(fast, schedule.Observation{At: now, Changed: true})
 	require.Equal(t, schedule.DefaultMaxInterval-schedule.DefaultMaxInterval/6, iv)
+	jittered := x.PlanRun(schedule.Run{Start: now, Previous: now.Add(-time.Hour - time.Second), Cadence: time.Hour + time.Second}, pages)
+	require.Equal(t, iv, jittered.Next(fast, schedule.Observation{At: now, Changed: true}),
+		"a measured cadence a second off moves nothing")
 	weekly := schedule.Index{Budget: 1}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-7 * schedule.Day), Cadence: 7 * schedule.Day}, pages)
 	require.Equal(t, schedule.DefaultMaxInterval, weekly.Next(fast, schedule.Observation{At: now, Changed: true}),
 		"no lead at weekly runs: it would be less than two runs")
