@@ -258,25 +258,21 @@ func earlyFloor(soon []time.Duration, floor, share int, fl, cadence time.Duratio
 	if len(soon) == 0 || room <= 0 || cadence <= 0 {
 		return 0
 	}
-	// byRun[k-1]: pages that reach the floor k runs from now.
-	k := 0
-	for _, tau := range soon {
-		k = max(k, int((fl-tau+cadence-1)/cadence))
-	}
-	byRun := make([]int, k)
-	for _, tau := range soon {
-		byRun[max(int((fl-tau+cadence-1)/cadence), 1)-1]++
-	}
-	need, reach := 0, floor
-	for i, n := range byRun {
-		reach += n
-		need = max(need, reach-(i+1)*share-floor)
+	// Latest-due first: the i-th page and those before it reach the floor
+	// within k runs, which hold k·share (however short the cadence, no
+	// array of runs is made).
+	slices.SortFunc(soon, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+	need := 0
+	for i, tau := range soon {
+		k := max(int64((fl-tau+cadence-1)/cadence), 1)
+		if n := int64(i+1) - k*int64(share); n > int64(need) {
+			need = int(min(n, int64(room)))
+		}
 	}
 	need = min(need, room)
 	if need <= 0 {
 		return 0
 	}
-	slices.SortFunc(soon, func(a, b time.Duration) int { return cmp.Compare(b, a) })
 	return soon[need-1]
 }
 

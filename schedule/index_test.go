@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -240,6 +241,20 @@ func TestIndexSpreadsFloorVisits(t *testing.T) {
 	for _, q := range slow {
 		require.Less(t, p.Priority(q), p.Priority(hot))
 	}
+
+	// Runs a millisecond apart (a host retrying at once) put the floor
+	// hundreds of millions of runs away; planning allocates for the pages,
+	// not for the runs.
+	var in []schedule.PlanInput
+	for i := range 1000 {
+		in = append(in, schedule.PlanInput{ChangeRate: schedule.DefaultMinRate, LastFetched: now.Add(-floor + schedule.Day + time.Duration(i)*time.Minute)})
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fast := schedule.Index{Budget: 1e9}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-time.Millisecond), Cadence: time.Millisecond}, in)
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20))
+	require.Positive(t, fast.Limit())
 }
 
 // Pages past the floor are fetched within the run's budget, not on top of
