@@ -258,9 +258,9 @@ func earlyFloor(soon []time.Duration, floor, share int, fl, cadence time.Duratio
 	if len(soon) == 0 || room <= 0 || cadence <= 0 {
 		return 0
 	}
-	// Latest-due first: the i-th page and those before it reach the floor
-	// within k runs, which hold k·share (however short the cadence, no
-	// array of runs is made).
+	// Longest since their fetch first: the i-th page and those before it
+	// reach the floor within k runs, which hold k·share (however short the
+	// cadence, no array of runs is made).
 	slices.SortFunc(soon, func(a, b time.Duration) int { return cmp.Compare(b, a) })
 	need := 0
 	for i, tau := range soon {

@@ -202,7 +202,8 @@ func TestIndexPlanRun(t *testing.T) {
 // Pages that reach the floor together (discovered in one run, never
 // changing) are spread over the runs before it: the run fetches, ahead of
 // the floor and within its share, what the next runs' shares cannot hold,
-// latest-due first; nothing ahead of the floor when their shares can.
+// longest since their fetch first; nothing ahead of the floor when their
+// shares can.
 func TestIndexSpreadsFloorVisits(t *testing.T) {
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	floor := schedule.DefaultMaxInterval
@@ -231,7 +232,7 @@ func TestIndexSpreadsFloorVisits(t *testing.T) {
 	for i, q := range slow {
 		if p.Priority(q) > p.Priority(hot) {
 			ahead++
-			require.Greater(t, i, 60-6, "the latest-due first")
+			require.Greater(t, i, 60-6, "the longest since their fetch first")
 		}
 	}
 	require.Equal(t, min(p.Limit(), 60-10*p.Limit()), ahead)
