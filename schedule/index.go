@@ -79,11 +79,10 @@ type RunPlan interface {
 // of the floor, within its share, what the next runs' shares could not
 // hold, so that they do not all go on top of one run's budget (Next makes
 // such a page due a sixth of the floor early, when that is at least two
-// runs). A page whose
-// Sitemap hint lists a lastmod is ranked by the chance of a change that
-// the hint gives (SitemapHint, LastModTrust.Posterior) instead of
-// 1 − e^(−λ̂τ), and falls due when that chance, with the lastmod unmoved,
-// is worth a fetch.
+// runs). A page whose Sitemap hint lists a lastmod is ranked by the chance
+// of a change that the hint gives (SitemapHint, LastModTrust.Posterior)
+// instead of 1 − e^(−λ̂τ), and falls due when that chance, with the
+// lastmod unmoved, is worth a fetch.
 //
 // The budget is Budget fetches per day, a run's share being the budget
 // times the time since the previous run; or, when Budget is zero, what the
@@ -206,9 +205,6 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 	}
 	// runPhase rounds the share without bias.
 	plan := IndexPlan{x: x, now: r.Start, cadence: discreteCadence(r.Cadence), limit: int(share + runPhase(r.Start))}
-	// The pages past the floor are fetched within the budget, or above it
-	// when they alone exceed it (a source not crawled for longer than the
-	// floor): every page is fetched at least every Floor.
 	runShare := plan.limit
 	plan.lead = floorLead(x.Floor, r.Cadence)
 	floor, soon := 0, []time.Duration(nil)
@@ -222,6 +218,9 @@ func (x Index) PlanRun(r Run, pages []PlanInput) RunPlan {
 			soon = append(soon, tau)
 		}
 	}
+	// The pages past the floor are fetched within the budget, or above it
+	// when they alone exceed it (a source not crawled for longer than the
+	// floor): every page is fetched at least every Floor.
 	plan.limit = max(plan.limit, floor)
 	plan.early = earlyFloor(soon, floor, runShare, x.Floor, r.Cadence)
 	plan.mu = DefaultMultiplier // nothing to price yet (a first run)
@@ -262,18 +261,15 @@ func earlyFloor(soon []time.Duration, floor, share int, fl, cadence time.Duratio
 	// reach the floor within k runs, which hold k·share (however short the
 	// cadence, no array of runs is made).
 	slices.SortFunc(soon, func(a, b time.Duration) int { return cmp.Compare(b, a) })
-	need := 0
+	var need int64
 	for i, tau := range soon {
 		k := max(int64((fl-tau+cadence-1)/cadence), 1)
-		if n := int64(i+1) - k*int64(share); n > int64(need) {
-			need = int(min(n, int64(room)))
-		}
+		need = max(need, int64(i+1)-k*int64(share))
 	}
-	need = min(need, room)
 	if need <= 0 {
 		return 0
 	}
-	return soon[need-1]
+	return soon[min(need, int64(room))-1]
 }
 
 // runPhase is a number in [0, 1) fixed by the run's start, for rounding a
@@ -367,7 +363,9 @@ func (p IndexPlan) Multiplier() float64 { return p.mu }
 func (p IndexPlan) Limit() int { return max(p.limit, 0) }
 
 // Priority implements RunPlan: +Inf for a page never fetched, above every
-// index for a page past the floor, else the index at the run's start.
+// index for a page past the floor and, below those, for a page this run
+// fetches ahead of the floor (earlyFloor), else the index at the run's
+// start.
 func (p IndexPlan) Priority(q Page) float64 {
 	if v, ok := forcedPriority(q.LastFetched, p.now, p.x.Floor); ok {
 		return v
@@ -397,8 +395,9 @@ func (p IndexPlan) Priority(q Page) float64 {
 
 // Next implements Scheduler: it folds obs into the page's statistics and
 // returns the time until the page's index reaches Candidates·μ, within
-// [Min, Floor]; Floor for a page whose index never gets there (it changes
-// faster than the budget can follow).
+// [Min, Floor] less the lead in which a page may be fetched ahead of the
+// floor (floorLead); that longest interval for a page whose index never
+// gets there (it changes faster than the budget can follow).
 func (p IndexPlan) Next(q Page, obs Observation) time.Duration {
 	return p.next(Observe(q, obs))
 }

@@ -63,6 +63,7 @@ func TestREADMEQuotesBenchmarks(t *testing.T) {
 		{`every page due and unchanged: \*\*([0-9.]+×) colly`, ratio("all-due", vsColly)},
 		{`2% edits and 1% volatile-only edits: ([0-9.]+×) colly`, ratio("all-due-edits", vsColly)},
 		{`a cold run: ([0-9.]+×) colly \+ html-to-markdown`, ratio("cold", vsMD)},
+		{`bare .net/http. sending the same\s+conditional requests takes ([0-9.]+×)`, ratio("net/http-304", vsColly)},
 	}
 	for _, q := range quotes {
 		m := regexp.MustCompile(q.pattern).FindStringSubmatch(section)
