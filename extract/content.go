@@ -20,14 +20,15 @@ import (
 
 // newMarkdown returns the package's HTML-to-Markdown converter:
 // libraryMarkdown's, escaping text without the library's per-byte lock
-// (renderWithFastEscape, in escape.go), with the same output. That render
+// (renderWithFastEscape, in escape.go) and with basePlugin (base.go) for
+// the library's base plugin, with the same output. That render
 // handler is registered before the plugins' so that the handlers, which
 // the converter copies and sorts by priority for every element it
 // renders, are in order already (sorting them is then cheapest).
 func newMarkdown(tables bool) *converter.Converter {
 	c := converter.NewConverter()
 	c.Register.Renderer(renderWithFastEscape, fastEscapePriority)
-	for _, p := range markdownPlugins(tables) {
+	for _, p := range markdownPlugins(basePlugin{}, tables) {
 		c.Register.Plugin(p)
 	}
 	return c
@@ -36,18 +37,19 @@ func newMarkdown(tables bool) *converter.Converter {
 // libraryMarkdown returns the library's HTML-to-Markdown converter with
 // the package's plugins and options (markdownPlugins).
 func libraryMarkdown(tables bool) *converter.Converter {
-	return converter.NewConverter(converter.WithPlugins(markdownPlugins(tables)...))
+	return converter.NewConverter(converter.WithPlugins(markdownPlugins(base.NewBasePlugin(), tables)...))
 }
 
-// markdownPlugins are the converter plugins of the package, without the
+// markdownPlugins are the converter plugins of the package, with base as
+// the base plugin (the library's, or basePlugin), without the
 // table plugin when tables is false. That plugin renders only <table>
 // and <tr> elements (and registers '|' as a character to escape, as the
 // commonmark plugin does): a tree without either converts alike without
 // it, and each of its elements costs less, because the converter copies
 // and sorts its render handlers for every element it renders.
-func markdownPlugins(tables bool) []converter.Plugin {
+func markdownPlugins(base converter.Plugin, tables bool) []converter.Plugin {
 	plugins := []converter.Plugin{
-		base.NewBasePlugin(),
+		base,
 		commonmark.NewCommonmarkPlugin(
 			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
 			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),

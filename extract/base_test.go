@@ -1,0 +1,80 @@
+package extract
+
+import (
+	"bytes"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+// libraryTrimBlankLines transcribes the loop of the library's
+// textutils.TrimConsecutiveNewlines (html-to-markdown v2.5.2, an internal
+// package), which trimBlankLines replaces.
+func libraryTrimBlankLines(input []byte) []byte {
+	var result []byte
+	newlines := 0
+	spaces := []byte{}
+	for i := 0; i < len(input); {
+		r, size := utf8.DecodeRune(input[i:])
+		switch r {
+		case '\n':
+			newlines++
+			if newlines <= 2 {
+				result = append(result, spaces...)
+				result = append(result, '\n')
+			}
+			spaces = spaces[:0]
+		case ' ':
+			spaces = append(spaces, input[i:i+size]...)
+		default:
+			newlines = 0
+			result = append(result, spaces...)
+			result = append(result, input[i:i+size]...)
+			spaces = spaces[:0]
+		}
+		i += size
+	}
+	return append(result, spaces...)
+}
+
+// libraryTrimHardBreaks is the library's
+// textutils.TrimUnnecessaryHardLineBreaks.
+func libraryTrimHardBreaks(b []byte) []byte {
+	b = bytes.ReplaceAll(b, []byte("  \n\n"), []byte("\n\n"))
+	b = bytes.ReplaceAll(b, []byte("  \n  \n"), []byte("\n\n"))
+	return bytes.ReplaceAll(b, []byte("  \n \n"), []byte("\n\n"))
+}
+
+var blankLineCases = []string{
+	"", "\n", "\n\n", "\n\n\n", " \n \n \n ", "a", "a\nb", "a\n\nb", "a\n\n\nb", "a \n \n \n  \nb",
+	"a\n\n\n\n\n\nb\n\n\nc", "  lead\n\n\n", "trail   ", "\n\n\n\nx", "x\n \n\t\n\n\ny",
+	"é\n\n\n\xff\n\n\n\xe2\x82", "code  \n\n\n  more", "a  \n\nb  \n  \nc  \n \nd", "  \n  \n  \n",
+}
+
+// TestTrimBlankLinesIsLibrarys: trimBlankLines and trimHardBreaks give
+// what the library's functions give, and trimBlankLines returns its input
+// when it drops nothing.
+func TestTrimBlankLinesIsLibrarys(t *testing.T) {
+	for _, s := range blankLineCases {
+		in := []byte(s)
+		require.Equal(t, string(libraryTrimBlankLines(in)), string(trimBlankLines(in)), "%q", s)
+		require.Equal(t, string(libraryTrimHardBreaks(in)), string(trimHardBreaks(in)), "%q", s)
+		require.Equal(t, s, string(in), "the input is not written to")
+	}
+	in := []byte("a\n\nb \n c")
+	out := trimBlankLines(in)
+	require.Same(t, &in[0], &out[0], "nothing dropped: the input itself")
+}
+
+func FuzzTrimBlankLines(f *testing.F) {
+	for _, s := range blankLineCases {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		keep := bytes.Clone(in)
+		require.Equal(t, string(libraryTrimBlankLines(keep)), string(trimBlankLines(in)))
+		require.Equal(t, string(libraryTrimHardBreaks(keep)), string(trimHardBreaks(in)))
+		require.Equal(t, string(keep), string(in), "the input is not written to")
+	})
+}
