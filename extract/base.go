@@ -101,10 +101,62 @@ func (basePlugin) collapse(ctx converter.Context, doc *html.Node) {
 var angleBrackets = strings.NewReplacer("<", "&lt;", ">", "&gt;")
 
 // transformText is the text transformer: angle brackets as entities, then
-// the context's escaping.
+// the context's escaping; with a fastEscapeContext both in one pass
+// (escapeText).
 func (basePlugin) transformText(ctx converter.Context, content string) string {
+	if _, ok := ctx.(fastEscapeContext); ok {
+		return escapeText(content)
+	}
 	content = angleBrackets.Replace(content)
 	return string(ctx.EscapeContent([]byte(content)))
+}
+
+// escapeText is escapeMarkdown of content after angleBrackets, in one
+// pass and at most one allocation: content itself when nothing changes.
+// The entities hold no byte escapeMarkdown changes, and after them no
+// '>' is left for it to escape.
+func escapeText(content string) string {
+	extra := 0
+	for i := 0; i < len(content); i++ {
+		switch c := content[i]; {
+		case c == '<' || c == '>':
+			extra += len("&lt;") - 1
+		case c == 0:
+			extra += len("\uFFFD") - 1
+		case escapedBytes[c]:
+			extra++
+		}
+	}
+	if extra == 0 {
+		return content
+	}
+	var out strings.Builder
+	out.Grow(len(content) + extra)
+	start := 0
+	for i := 0; i < len(content); i++ {
+		var rep string
+		switch c := content[i]; {
+		case c == '<':
+			rep = "&lt;"
+		case c == '>':
+			rep = "&gt;"
+		case c == 0:
+			rep = "\uFFFD"
+		case escapedBytes[c]:
+			out.WriteString(content[start:i])
+			out.WriteByte(escapePlaceholder)
+			out.WriteByte(c)
+			start = i + 1
+			continue
+		default:
+			continue
+		}
+		out.WriteString(content[start:i])
+		out.WriteString(rep)
+		start = i + 1
+	}
+	out.WriteString(content[start:])
+	return out.String()
 }
 
 // trim removes the white space around the Markdown, blank lines beyond

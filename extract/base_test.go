@@ -78,3 +78,26 @@ func FuzzTrimBlankLines(f *testing.F) {
 		require.Equal(t, string(keep), string(in), "the input is not written to")
 	})
 }
+
+// TestEscapeTextIsLibrarys: escapeText gives what the library's text
+// transformer gives with escapeMarkdown as the context's escaping, for
+// every byte alone and for the escape cases.
+func TestEscapeTextIsLibrarys(t *testing.T) {
+	lib := func(s string) string { return string(escapeMarkdown([]byte(angleBrackets.Replace(s)))) }
+	for b := 0; b < 256; b++ {
+		s := string([]byte{byte(b)})
+		require.Equal(t, lib(s), escapeText(s), "byte %#x", b)
+	}
+	for _, s := range append(escapeCases, "", "a<b>c", "<<>>", "x\x00y>z", "plain words") {
+		require.Equal(t, lib(s), escapeText(s), "%q", s)
+	}
+}
+
+func FuzzEscapeText(f *testing.F) {
+	for _, s := range escapeCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		require.Equal(t, string(escapeMarkdown([]byte(angleBrackets.Replace(s)))), escapeText(s))
+	})
+}
