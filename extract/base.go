@@ -160,7 +160,8 @@ func escapeText(content string) string {
 }
 
 // trim removes the white space around the Markdown, blank lines beyond
-// the second in a row, and the hard line breaks that end a paragraph.
+// the second in a row, and the hard line breaks that end a paragraph. It
+// writes over result.
 func (basePlugin) trim(_ converter.Context, result []byte) []byte {
 	return trimHardBreaks(trimBlankLines(bytes.TrimSpace(result)))
 }
@@ -173,12 +174,13 @@ func (basePlugin) unescape(ctx converter.Context, result []byte) []byte {
 // trimBlankLines drops, in every stretch of spaces and line feeds that
 // holds more than two line feeds, the line feeds after the second and the
 // spaces before each of them: "a \n \n \n  \nb" becomes "a \n \nb". It
-// returns in itself when nothing is dropped. It
-// gives what the library's rune-by-rune loop gives: only space and line
-// feed are special, and neither occurs inside a UTF-8 sequence.
+// moves the bytes it keeps to the front of in, in place (the converter's
+// buffer, which nothing else holds), and returns that prefix. It gives
+// what the library's rune-by-rune loop gives: only space and line feed are
+// special, and neither occurs inside a UTF-8 sequence.
 func trimBlankLines(in []byte) []byte {
-	var out []byte
-	kept := 0 // in[kept:] is still to be copied
+	w := -1   // in[:w] is the output so far, once a line is dropped
+	kept := 0 // in[kept:] is still to be moved
 	for i := 0; i < len(in); {
 		j := bytes.IndexByte(in[i:], '\n')
 		if j < 0 {
@@ -197,18 +199,20 @@ func trimBlankLines(in []byte) []byte {
 			}
 		}
 		if lines > 2 {
-			if out == nil {
-				out = make([]byte, 0, len(in))
+			if w < 0 {
+				w = second
+			} else {
+				w += copy(in[w:], in[kept:second])
 			}
-			out = append(out, in[kept:second]...)
 			kept = last + 1
 		}
 		i = e
 	}
-	if out == nil {
+	if w < 0 {
 		return in
 	}
-	return append(out, in[kept:]...)
+	w += copy(in[w:], in[kept:])
+	return in[:w]
 }
 
 // trimHardBreaks removes the two spaces of a hard line break before a
