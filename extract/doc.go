@@ -52,9 +52,11 @@
 //  8. On either path code blocks are normalised to
 //     <pre><code class="language-x"> so their language survives, and the
 //     chosen node is converted to Markdown by
-//     github.com/JohannesKaufmann/html-to-markdown/v2 (base, commonmark and
-//     table plugins) with links made absolute: code blocks become fenced
-//     blocks tagged with their language, tables become pipe tables.
+//     github.com/JohannesKaufmann/html-to-markdown/v2 (its commonmark and
+//     table plugins, and a base plugin of this package that gives the
+//     library's output with cheaper passes) with links made absolute: code
+//     blocks become fenced blocks tagged with their language, tables become
+//     pipe tables.
 //  9. A page left with no readable text fails with ErrEmpty.
 //
 // These named failures let a caller record why a page was not indexed
