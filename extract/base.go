@@ -11,20 +11,23 @@ import (
 )
 
 // basePlugin is the library's base plugin (plugin/base, v2.5.2) with the
-// same output and cheaper passes over the page. Its post-render step
-// rebuilds the whole Markdown a rune at a time, appending each to a
+// same output and cheaper passes over the page. The library's post-render
+// step rebuilds the whole Markdown a rune at a time, appending each to a
 // growing slice, to drop blank lines beyond the second: 11% of the CPU of
-// a cold run of examples/bench. Here that step copies the stretches it
-// keeps and returns the input as it is when no line needs dropping, the
-// hard-line-break step looks for its pattern before it copies, and the
-// removal of unwanted elements walks the tree without a deferred call a
-// node. The converter requires a plugin named "base" beside the
+// a cold run of examples/bench. Here that step moves the stretches it
+// keeps to the front of the converter's buffer, in place; the
+// hard-line-break step looks for its pattern before it copies; a text
+// node's entities and escaping are written in one pass (escapeText); and
+// the removal of unwanted elements walks the tree without a deferred call
+// a node. The converter requires a plugin named "base" beside the
 // commonmark plugin (it checks the name), so this one takes that name.
 //
 // TestFastEscapeKeepsMarkdown and FuzzFastEscapeKeepsMarkdown check the
-// converter's output against the library's plugins (libraryMarkdown);
-// TestTrimBlankLinesIsLibrarys and FuzzTrimBlankLines check the trimming
-// against a transcription of the library's loop.
+// converter's output against the library's plugins (libraryMarkdown), so
+// a new version of the library whose base plugin converts differently
+// fails them; TestTrimBlankLinesIsLibrarys, FuzzTrimBlankLines,
+// TestEscapeTextIsLibrarys and FuzzEscapeText check the parts against the
+// library's steps.
 type basePlugin struct{}
 
 // Name is "base", the name the converter looks for.
