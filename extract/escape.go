@@ -8,15 +8,19 @@ import (
 
 // Fast escaping of text for the Markdown converter.
 //
-// The base plugin's text transformer calls Context.EscapeContent on every
-// text node; the library's implementation takes the converter's read lock
+// The library's base plugin calls Context.EscapeContent on every text
+// node; the library's implementation takes the converter's read lock
 // (two atomic adds) and looks a rune up in a map for every byte: 14% of
 // the CPU of converting the docsites corpus (BenchmarkMarkdown). The
 // converter offers no way to replace that function, but it passes the
 // Context down the tree: renderWithFastEscape hands every node a Context
 // whose EscapeContent is escapeMarkdown, which gives the same bytes from a
-// table. Everything else (entity replacement, the link rule of the
-// commonmark plugin, all un-escaping) stays the library's.
+// table. The package's own base plugin (basePlugin, base.go) takes that
+// Context as the sign that the package's plugins are the converter's and
+// escapes with escapeText, the same table with the entities in one pass;
+// escapeMarkdown remains the Context's EscapeContent for any other
+// caller. Everything else (the link rule of the commonmark plugin, all
+// un-escaping) stays the library's.
 // TestFastEscapeKeepsMarkdown and FuzzFastEscapeKeepsMarkdown check the
 // output against the library's converter; TestEscapeMarkdownIsLibrarys
 // and FuzzEscapeMarkdown check escapeMarkdown against the library's
@@ -79,8 +83,10 @@ var escapedBytes = func() (t [256]bool) {
 // escapeMarkdown is what the converter's EscapeContent returns for chars
 // with the plugins of newMarkdown and escaping on (the default mode): each
 // NUL byte replaced by U+FFFD, escapePlaceholder put before each byte of
-// escapedBytes. When there is nothing to change it returns chars itself
-// (its one caller, the base plugin, copies the result into a string).
+// escapedBytes. When there is nothing to change it returns chars itself.
+// escapeText is the same loop over a string, with the entities of < and >;
+// the two are kept apart so that neither converts between string and
+// []byte on its way.
 func escapeMarkdown(chars []byte) []byte {
 	extra := 0
 	for _, c := range chars {
