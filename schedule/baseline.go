@@ -118,6 +118,9 @@ func BaselineFetches(h Halving, pages []PlanInput, cadence time.Duration, prev, 
 // BaselineRate of the same pages at now, in one pass (one table lookup a
 // page for both).
 func baselineSpend(h Halving, pages []PlanInput, cadence time.Duration, prev, now time.Time, withRate bool) (fetches float64, rate Rate) {
+	if len(pages) == 0 {
+		return 0, 0 // a first run: no table to solve
+	}
 	t := baselineTable(h, cadence)
 	window := now.Sub(prev)
 	if prev.IsZero() || window <= 0 {
@@ -171,6 +174,9 @@ func baselineSpend(h Halving, pages []PlanInput, cadence time.Duration, prev, no
 // their age at now (Age plus the time since LastFetched; a negative Age is
 // a settled page). A page with a Fixed rate counts at that rate.
 func BaselineRate(h Halving, pages []PlanInput, cadence time.Duration, now time.Time) Rate {
+	if len(pages) == 0 {
+		return 0
+	}
 	t := baselineTable(h, cadence)
 	var total float64
 	for _, p := range pages {
