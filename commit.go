@@ -23,9 +23,14 @@ const (
 )
 
 // commitQueue is how many results wait for the committer while it
-// writes a transaction: enough that the workers rarely wait for a large
-// batch of 304s to be written.
-const commitQueue = 1024
+// writes a transaction: a whole batch (maxCommitBatch), so that the
+// workers do not wait while a large batch of 304s is written. At 1,024
+// the fetch workers of a run of 10,000 304s spent 460 ms together
+// blocked on a full queue (go run ./examples/bench -only all-due
+// -profile DIR, then go tool trace -pprof=sync DIR/all-due.trace), and
+// the run took 0.36 s instead of 0.33 s. A queued 304 holds a few
+// hundred bytes.
+const commitQueue = maxCommitBatch
 
 // commitLinger is how long a batch nobody waits for (pages without
 // alerts) may wait for more results before it is written, and

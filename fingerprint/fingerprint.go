@@ -71,6 +71,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Rule is one named strip step, set up with either Pattern or Func:
@@ -135,6 +136,12 @@ type Rules []Rule
 // Strip returns the text that Of hashes: markdown with "\n" line ends, every
 // rule applied in order, each line trimmed and blank lines dropped.
 func (rs Rules) Strip(markdown string) string {
+	return trimLines(rs.applied(markdown))
+}
+
+// applied is the text with "\n" line ends after every rule of rs, before
+// the lines are trimmed.
+func (rs Rules) applied(markdown string) string {
 	text := markdown
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
@@ -143,14 +150,27 @@ func (rs Rules) Strip(markdown string) string {
 	for _, r := range rs {
 		text = r.apply(text)
 	}
-	return trimLines(text)
+	return text
 }
 
-// Of returns the hex SHA-256 of Strip(markdown).
+// Of returns the hex SHA-256 of Strip(markdown). The trimmed lines are
+// hashed from a pooled buffer, not built into a string first.
 func (rs Rules) Of(markdown string) string {
-	sum := sha256.Sum256([]byte(rs.Strip(markdown)))
+	bp := lineBuffers.Get().(*[]byte)
+	buf := appendTrimmedLines((*bp)[:0], rs.applied(markdown))
+	sum := sha256.Sum256(buf)
+	if cap(buf) <= maxPooledLines {
+		*bp = buf
+		lineBuffers.Put(bp)
+	}
 	return hex.EncodeToString(sum[:])
 }
+
+// lineBuffers hold the trimmed lines Of hashes; one grown past
+// maxPooledLines is dropped rather than kept.
+var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledLines = 1 << 20
 
 // With returns a copy of rs with extra appended; extra rules run after the
 // rules of rs. rs itself is not modified.
@@ -193,8 +213,13 @@ func Strip(markdown string) string { return Default.Strip(markdown) }
 
 // trimLines trims every line and drops blank ones.
 func trimLines(text string) string {
-	var b strings.Builder
-	b.Grow(len(text))
+	return string(appendTrimmedLines(make([]byte, 0, len(text)), text))
+}
+
+// appendTrimmedLines appends text's lines to dst, each trimmed, blank ones
+// dropped, joined by "\n".
+func appendTrimmedLines(dst []byte, text string) []byte {
+	start := len(dst)
 	for len(text) > 0 {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -206,10 +231,10 @@ func trimLines(text string) string {
 		if line == "" {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if len(dst) > start {
+			dst = append(dst, '\n')
 		}
-		b.WriteString(line)
+		dst = append(dst, line...)
 	}
-	return b.String()
+	return dst
 }

@@ -53,6 +53,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sort"
 	"strings"
@@ -82,7 +83,7 @@ func main() {
 	flag.IntVar(&o.Concurrency, "concurrency", 8, "parallel requests, the same for every crawler")
 	flag.IntVar(&o.Words, "words", 2000, "median words of article text per page")
 	flag.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
-	flag.StringVar(&o.Profile, "profile", "", "directory for pprof CPU and heap profiles of the recrawl scenarios (first round)")
+	flag.StringVar(&o.Profile, "profile", "", "directory for pprof CPU and heap profiles and execution traces of the recrawl scenarios (first round)")
 	flag.StringVar(&o.Only, "only", "", "comma-separated scenarios to run (default all)")
 	var wo workersOptions
 	flag.StringVar(&wo.Workers, "workers", "", "measure engines sharing a source instead: comma-separated worker counts, e.g. 1,2,4")
@@ -372,7 +373,7 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 			}
 		}
 	}()
-	var cpuFile *os.File
+	var cpuFile, traceFile *os.File
 	profile := b.o.Profile != "" && b.round == 0 && name != scBare && name != scBare304 && name != scColly && name != scCollyMD
 	if profile {
 		var err error
@@ -380,6 +381,12 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 			return Measure{}, err
 		}
 		if err := pprof.StartCPUProfile(cpuFile); err != nil {
+			return Measure{}, err
+		}
+		if traceFile, err = os.Create(filepath.Join(b.o.Profile, name+".trace")); err != nil {
+			return Measure{}, err
+		}
+		if err := trace.Start(traceFile); err != nil {
 			return Measure{}, err
 		}
 	}
@@ -393,6 +400,8 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 	if profile {
 		pprof.StopCPUProfile()
 		cpuFile.Close()
+		trace.Stop()
+		traceFile.Close()
 		hf, herr := os.Create(filepath.Join(b.o.Profile, name+".heap.pprof"))
 		if herr == nil {
 			herr = pprof.Lookup("allocs").WriteTo(hf, 0)
