@@ -240,25 +240,39 @@ func BenchmarkDue(b *testing.B) {
 }
 
 // BenchmarkMarkMissing measures the absence count after a discovery run
-// over 100k rows: when 1% of the rows were not listed (the usual case)
-// and when none were (a worst case: the sitemap came back empty).
+// over 100k rows: when 1% of the rows were not listed (the usual case),
+// when none were (a worst case: the sitemap came back empty), and when
+// every listing document answered 304 (the rows are seen through their
+// documents' stamps).
 func BenchmarkMarkMissing(b *testing.B) {
 	const n = 100_000
 	for _, tc := range []struct {
-		name   string
-		listed int
-	}{{"1pct-missing", n - n/100}, {"all-missing", 0}} {
+		name    string
+		listed  int
+		stamped bool // the listing documents answered 304 (TouchListed)
+	}{{"1pct-missing", n - n/100, false}, {"all-missing", 0, false}, {"all-stamped", n, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 			defer s.Close()
 			ds := discovered(n, t0)
 			_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 			require.NoError(b, err)
+			for k := range n / perSitemap {
+				require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: sitemapFile(k), Entries: perSitemap, FetchedAt: t0}))
+			}
 			b.ReportAllocs()
 			cpu := meterCPU(b)
 			for i := 0; b.Loop(); i++ {
 				runStart := t0.Add(time.Duration(i+1) * time.Hour)
-				if tc.listed > 0 {
+				switch {
+				case tc.stamped:
+					cpu.stop()
+					for k := range n / perSitemap {
+						_, err := s.TouchListed(b.Context(), "docs", sitemapFile(k), runStart)
+						require.NoError(b, err)
+					}
+					cpu.resume()
+				case tc.listed > 0:
 					cpu.stop()
 					_, err := s.UpsertDiscovered(b.Context(), "docs", runStart, ds[:tc.listed])
 					require.NoError(b, err)
@@ -348,8 +362,11 @@ func BenchmarkRecordFull(b *testing.B) {
 
 // BenchmarkTouchListed measures marking seen the URLs of a sitemap file
 // that answered 304, in a source of 100k rows listed by 50 files of 2,000
-// URLs (another source of the same size shares the table). no-match
-// touches a file that lists nothing: the cost of finding the rows.
+// URLs (another source of the same size shares the table): with the
+// files stored as documents, as the engine stores them (the document is
+// stamped, its rows counted), and without (every row is written).
+// no-match touches a file that lists nothing: the cost of finding the
+// rows.
 func BenchmarkTouchListed(b *testing.B) {
 	const n = 100_000
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
@@ -363,11 +380,19 @@ func BenchmarkTouchListed(b *testing.B) {
 		name string
 		via  func(i int) string
 		want int
+		docs bool // the documents are stored, as the engine stores them
 	}{
-		{"sitemap-2000", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap},
-		{"no-match", func(int) string { return sitemapFile(n) }, 0},
+		// Without stored documents first: the last case stores them.
+		{"sitemap-2000-no-document", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap, false},
+		{"no-match", func(int) string { return sitemapFile(n) }, 0, false},
+		{"sitemap-2000", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			for i := range n / perSitemap {
+				if tc.docs {
+					require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: sitemapFile(i), Entries: perSitemap, FetchedAt: t0}))
+				}
+			}
 			b.ReportAllocs()
 			cpu := meterCPU(b)
 			for i := 0; b.Loop(); i++ {

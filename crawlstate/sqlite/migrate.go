@@ -36,6 +36,7 @@ var migrations = []migration{
 	{version: 6, name: "sitemap lastmod trust", sql: schemaTrust},
 	{version: 7, name: "pages as a rowid table", sql: schemaRowidPages, foreignKeysOff: true},
 	{version: 8, name: "stage events indexed by a page key", sql: schemaEventKeys},
+	{version: 9, name: "documents carry the time their listing was last vouched for", sql: schemaSeenAt},
 }
 
 // schemaRuns records when each run of a source started (RecordRun), so the
@@ -322,6 +323,14 @@ ALTER TABLE events ADD COLUMN page_key INTEGER NOT NULL DEFAULT 0;
 UPDATE events SET page_key = recrawl_event_key(source, url);
 DROP INDEX events_page;
 CREATE INDEX events_page ON events (page_key, at);
+`
+
+// schemaSeenAt adds documents.seen_at: when TouchListed last vouched for
+// the document's listing (a 304), so that the rows it listed at its last
+// full read (last_seen >= fetched_at) count as seen then without a write
+// to each of them (seenSQL). 0: never.
+const schemaSeenAt = `
+ALTER TABLE documents ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;
 `
 
 // SchemaVersionError is returned by OpenSQLite for a database written by a

@@ -281,11 +281,27 @@ func decTime(ns int64) time.Time {
 
 // rowColumns lists the pages columns in the order decodeRow reads them
 // (all but source: the caller knows it).
-const rowColumns = `url, original_url, first_seen, last_seen, last_fetched,
+const rowColumns = `url, original_url, first_seen, ` + seenSQL + `, last_fetched,
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
 	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`
+
+// seenSQL is a pages row's LastSeen: its last_seen, or the seen_at of the
+// document it was listed in at that document's last full read, when later
+// (TouchListed stamps the document instead of every row). The
+// subquery is one seek in documents' primary key.
+const seenSQL = `CASE WHEN pages.listed_in = '' THEN pages.last_seen ELSE COALESCE((
+	SELECT max(pages.last_seen, d.seen_at) FROM documents d
+	WHERE d.source = pages.source AND d.url = pages.listed_in AND pages.last_seen >= d.fetched_at),
+	pages.last_seen) END`
+
+// unseenSQL holds for a pages row whose LastSeen (seenSQL) is before
+// :run_start; its first term alone decides most rows.
+const unseenSQL = `pages.last_seen < :run_start AND NOT EXISTS (
+	SELECT 1 FROM documents d
+	WHERE d.source = pages.source AND d.url = pages.listed_in
+		AND d.seen_at >= :run_start AND pages.last_seen >= d.fetched_at)`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -814,7 +830,7 @@ func load(ctx context.Context, tx *sql.Tx, urls []crawlstate.Discovered, order [
 // not seen since the run started (a scan of the source's rows).
 const markMissingSQL = `
 UPDATE pages SET missing_runs = missing_runs + 1
-WHERE source = :source AND gone = 0 AND last_seen < :run_start`
+WHERE source = :source AND gone = 0 AND ` + unseenSQL
 
 // confirmMissingSQL makes the rows whose absence count just reached a
 // multiple of the threshold due at now, unless they are due earlier. It
@@ -825,12 +841,12 @@ WHERE source = :source AND gone = 0 AND last_seen < :run_start`
 // left alone, so a long-dead URL costs no write per run.
 const absentTombstoneSQL = `
 UPDATE pages SET missing_runs = 1
-WHERE source = :source AND gone = 1 AND last_seen < :run_start AND missing_runs = 0`
+WHERE source = :source AND gone = 1 AND missing_runs = 0 AND ` + unseenSQL
 
 const confirmMissingSQL = `
 UPDATE pages SET next_check = :now
-WHERE source = :source AND gone = 0 AND last_seen < :run_start
-	AND missing_runs % :threshold = 0 AND next_check > :now AND excluded = ''`
+WHERE source = :source AND gone = 0
+	AND missing_runs % :threshold = 0 AND next_check > :now AND excluded = '' AND ` + unseenSQL
 
 // MarkMissing implements State in one transaction of three UPDATEs.
 func (s *State) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {

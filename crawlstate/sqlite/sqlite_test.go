@@ -145,7 +145,7 @@ func TestOpenSQLiteNewerSchema(t *testing.T) {
 	var sv *sqlite.SchemaVersionError
 	require.ErrorAs(t, err, &sv)
 	require.Equal(t, 99, sv.Version)
-	require.Equal(t, 8, sv.Supported, "the schema versions this build knows")
+	require.Equal(t, 9, sv.Supported, "the schema versions this build knows")
 	require.Equal(t, path, sv.Path)
 	require.Contains(t, err.Error(), "newer recrawl")
 }

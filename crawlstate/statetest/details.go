@@ -288,6 +288,126 @@ func testTouchListedSkipsDroppedURLs(t *testing.T, open Opener) {
 	require.Equal(t, 2, get(t, s, src, b).MissingRuns)
 }
 
+// TouchListed of a stored document, run after run, as the engine calls it
+// (a store may keep the time on the document instead of on each row):
+// every read of a row (Get, Due, LiveRows) sees the LastSeen the 304 gave,
+// an absence being counted ends, MarkMissing counts what the document no
+// longer lists, a later full read keeps the LastSeen its 304s gave to the
+// URLs it drops, and a document stored again in the run of its 304 (an
+// index moved its lastmod) keeps vouching for its rows.
+func testTouchListedStoredDocument(t *testing.T, open Opener) {
+	s := freshFull(t, open, crawlstate.Options{})
+	const sm, other = "https://ex.com/sitemap.xml", "https://ex.com/other.xml"
+	a, b, c, g := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/gone"
+	ds := disc(a, b, c, g)
+	ds[0].Via, ds[1].Via, ds[2].Via, ds[3].Via = sm, sm, other, sm
+	upsert(t, s, src, t0, ds)
+	upsert(t, s, "other", t0, disc(a))
+	put := func(u string, at time.Time) {
+		t.Helper()
+		require.NoError(t, s.PutDocument(ctxT(t), src, crawlstate.Document{URL: u, ETag: `"x"`, Entries: 3, FetchedAt: at}))
+	}
+	put(sm, t0)
+	put(other, t0)
+	for _, u := range []string{a, b, c} {
+		fetched(t, s, src, u, t0, t0.Add(365*24*time.Hour))
+	}
+	require.NoError(t, s.Record(ctxT(t), src, []crawlstate.Result{{URL: g, At: t0, Gone: true}}))
+	seen := func(u string, want time.Time, what string) {
+		t.Helper()
+		requireTime(t, want, get(t, s, src, u).LastSeen, u+": "+what+" (Get)")
+		if u == g {
+			return // not live: neither due nor listed as live
+		}
+		rows, err := s.Due(ctxT(t), src, t0.Add(400*24*time.Hour), crawlstate.Key{}, 1000)
+		require.NoError(t, err)
+		found := false
+		for _, r := range rows {
+			if r.URL == u {
+				found = true
+				requireTime(t, want, r.LastSeen, u+": "+what+" (Due)")
+			}
+		}
+		require.True(t, found, u+" is due at the end of time")
+		if ll, ok := s.(crawlstate.LiveLister); ok {
+			rows, err := ll.LiveRows(ctxT(t), src, "", 1000)
+			require.NoError(t, err)
+			for _, r := range rows {
+				if r.URL == u {
+					requireTime(t, want, r.LastSeen, u+": "+what+" (LiveRows)")
+				}
+			}
+		}
+	}
+
+	// Run 1: sitemap.xml was not read (a failed fetch), other.xml
+	// answered 304: a and b are missing once.
+	t1 := t0.Add(24 * time.Hour)
+	n, err := s.TouchListed(ctxT(t), src, other, t1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = s.MarkMissing(ctxT(t), src, t1, t1, 3)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "a and b")
+	seen(c, t1, "listed by the 304 of other.xml")
+	seen(a, t0, "not seen in run 1")
+
+	// Run 2: sitemap.xml answers 304: a, b and the tombstone are seen, the
+	// absence count ends, the tombstone stays gone and is not flagged.
+	t2 := t1.Add(24 * time.Hour)
+	n, err = s.TouchListed(ctxT(t), src, sm, t2)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "a, b and the tombstone")
+	for _, u := range []string{a, b, g} {
+		seen(u, t2, "seen in run 2")
+		require.Zero(t, get(t, s, src, u).MissingRuns, u+": seen again")
+	}
+	require.True(t, get(t, s, src, g).Gone)
+	requireTime(t, t0, get(t, s, "other", a).LastSeen, "another source's row is untouched")
+	n, err = s.MarkMissing(ctxT(t), src, t2, t2, 3)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "c only: other.xml was not read in run 2")
+	require.Zero(t, get(t, s, src, g).MissingRuns, "a listed tombstone is not flagged absent")
+
+	// Run 3: an index moved sitemap.xml's lastmod; it answered 304 and
+	// was stored again in the run.
+	t3 := t2.Add(24 * time.Hour)
+	n, err = s.TouchListed(ctxT(t), src, sm, t3)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	put(sm, t3)
+	seen(a, t3, "seen in run 3")
+	t4 := t3.Add(24 * time.Hour)
+	n, err = s.TouchListed(ctxT(t), src, sm, t4)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "the document stored in run 3 still vouches for its rows")
+	seen(b, t4, "seen in run 4")
+
+	// Run 5: a full read of sitemap.xml lists a only. b keeps the
+	// LastSeen of run 4's 304 and is missing; a is seen in run 5.
+	t5 := t4.Add(24 * time.Hour)
+	upsert(t, s, src, t5, ds[:1])
+	put(sm, t5)
+	seen(a, t5, "listed by the full read of run 5")
+	seen(b, t4, "dropped by run 5's full read")
+	n, err = s.MarkMissing(ctxT(t), src, t5, t5, 3)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "b, and c (other.xml not read)")
+
+	// Run 6: sitemap.xml answers 304: only a is seen.
+	t6 := t5.Add(24 * time.Hour)
+	n, err = s.TouchListed(ctxT(t), src, sm, t6)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	seen(a, t6, "seen in run 6")
+	seen(b, t4, "still dropped")
+	require.Equal(t, 1, get(t, s, src, b).MissingRuns)
+	n, err = s.MarkMissing(ctxT(t), src, t6, t6, 3)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, 2, get(t, s, src, b).MissingRuns)
+}
+
 func testDeadLetters(t *testing.T, open Opener) {
 	s := freshFull(t, open, crawlstate.Options{})
 	a, b, c, d := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/d"

@@ -81,6 +81,7 @@ func Run(t *testing.T, open Opener) {
 		{"DiscoveredVia", testDiscoveredVia},
 		{"TouchListed", testTouchListed},
 		{"TouchListedSkipsDroppedURLs", testTouchListedSkipsDroppedURLs},
+		{"TouchListedStoredDocument", testTouchListedStoredDocument},
 		{"RecordLinks", testRecordLinks},
 		{"RecordChunks", testRecordChunks},
 		{"RecordChunksRejectsDuplicateOrdinals", testRecordChunksDuplicate},
