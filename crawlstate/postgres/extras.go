@@ -335,8 +335,15 @@ func (s *State) PutDocument(ctx context.Context, source string, doc crawlstate.D
 	if source == "" || doc.URL == "" {
 		return fmt.Errorf("crawlstate/postgres: %s: empty source (%q) or document URL (%q)", op, source, doc.URL)
 	}
-	_, err := s.pool.Exec(ctx, s.q(`
-INSERT INTO {s}.documents (source, url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at)
+	return s.withTx(ctx, op, func(tx pgx.Tx) error {
+		// A new full read (another FetchedAt) moves the line between the
+		// rows the document vouches for and the rest: the time its stamp
+		// vouched for them is written to those rows first (seenColumn).
+		if _, err := tx.Exec(ctx, s.q(settleSeenSQL), source, doc.URL, encTime(doc.FetchedAt)); err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: settle its rows' LastSeen: %w", op, doc.URL, source, err)
+		}
+		_, err := tx.Exec(ctx, s.q(`
+INSERT INTO {s}.documents AS o (source, url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (source, url) DO UPDATE SET
 	etag           = excluded.etag,
@@ -344,30 +351,82 @@ ON CONFLICT (source, url) DO UPDATE SET
 	entries        = excluded.entries,
 	newest_lastmod = excluded.newest_lastmod,
 	listed_lastmod = excluded.listed_lastmod,
+	seen_at        = CASE WHEN o.fetched_at = excluded.fetched_at THEN o.seen_at ELSE 0 END,
 	fetched_at     = excluded.fetched_at`),
-		source, doc.URL, doc.ETag, doc.LastModified, doc.Entries,
-		encTime(doc.NewestLastMod), encTime(doc.ListedLastMod), encTime(doc.FetchedAt))
-	if err != nil {
-		return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, doc.URL, source, err)
-	}
-	return nil
+			source, doc.URL, doc.ETag, doc.LastModified, doc.Entries,
+			encTime(doc.NewestLastMod), encTime(doc.ListedLastMod), encTime(doc.FetchedAt))
+		if err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, doc.URL, source, err)
+		}
+		return nil
+	})
 }
 
-// TouchListed implements crawlstate.DocumentStore in one UPDATE.
+// settleSeenSQL writes a document's seen_at into the last_seen of the
+// rows it vouches for (those listed at its last full read: last_seen >=
+// fetched_at), before a PutDocument with another FetchedAt ($3) moves that
+// line. Only rows behind the stamp are written: after a full read, those
+// the document no longer lists.
+const settleSeenSQL = `
+UPDATE {s}.pages p SET last_seen = d.seen_at
+FROM {s}.documents d
+WHERE d.source = $1 AND d.url = $2 AND d.fetched_at <> $3
+	AND p.source = $1 AND p.listed_in = $2
+	AND p.last_seen >= d.fetched_at AND p.last_seen < d.seen_at`
+
+// TouchListed implements crawlstate.DocumentStore. When a Document is
+// stored for via, no row gets a new version: the document's seen_at is set
+// to now, and a row's LastSeen is read through it (seenColumn) while the
+// row is one the document listed at its last full read; only rows whose
+// MissingRuns is not 0 are written. Without a stored document every listed
+// row is written in one UPDATE.
 func (s *State) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
 	const op = "touch listed"
 	if via == "" {
 		return 0, fmt.Errorf("crawlstate/postgres: %s: empty document URL; pass the document whose listing did not change", op)
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`
+	var n int64
+	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
+		var fetched int64
+		err := tx.QueryRow(ctx, s.q(`SELECT fetched_at FROM {s}.documents WHERE source = $1 AND url = $2 FOR UPDATE`), source, via).Scan(&fetched)
+		if errors.Is(err, pgx.ErrNoRows) {
+			tag, err := tx.Exec(ctx, s.q(`
 UPDATE {s}.pages SET last_seen = $3, missing_runs = 0
-WHERE source = $1 AND listed_in = $2
-	AND last_seen >= coalesce((SELECT fetched_at FROM {s}.documents WHERE source = $1 AND url = $2), -9223372036854775808)`),
-		source, via, encTime(now))
+WHERE source = $1 AND listed_in = $2`), source, via, encTime(now))
+			if err != nil {
+				return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
+			}
+			n = tag.RowsAffected()
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
+		}
+		// The document is stamped; its rows are only counted, and
+		// written only where an absence was being counted.
+		var absent int64
+		if err := tx.QueryRow(ctx, s.q(`
+SELECT count(*), count(*) FILTER (WHERE missing_runs <> 0) FROM {s}.pages
+WHERE source = $1 AND listed_in = $2 AND last_seen >= $3`), source, via, fetched).Scan(&n, &absent); err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: count its rows: %w", op, via, source, err)
+		}
+		if absent > 0 {
+			if _, err := tx.Exec(ctx, s.q(`
+UPDATE {s}.pages SET missing_runs = 0
+WHERE source = $1 AND listed_in = $2 AND last_seen >= $3 AND missing_runs <> 0`), source, via, fetched); err != nil {
+				return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.documents SET seen_at = greatest(seen_at, $3) WHERE source = $1 AND url = $2`),
+			source, via, encTime(now)); err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
+		return 0, err
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // LogEvents implements crawlstate.EventLog in one statement.

@@ -154,6 +154,10 @@ CREATE TABLE {s}.lastmod_trust (
 	still_changed double precision NOT NULL,
 	still_same    double precision NOT NULL
 );`},
+	// A document's seen_at is when TouchListed last vouched for its
+	// listing (a 304): the rows it listed at its last full read count as
+	// seen then, without a new version of each row (seenColumn).
+	{2, `ALTER TABLE {s}.documents ADD COLUMN seen_at bigint NOT NULL DEFAULT 0;`},
 }
 
 // SchemaVersionError is the error of Open for a schema migrated by a newer

@@ -14,11 +14,34 @@ import (
 )
 
 // rowColumns lists the pages columns in the order scanRow reads them.
-const rowColumns = `url, original_url, first_seen, last_seen, last_fetched,
+var rowColumns = rowColumnsOf("pages")
+
+// rowColumnsOf is rowColumns for the pages table named (or aliased) t.
+func rowColumnsOf(t string) string {
+	return qualify(`url, original_url, first_seen`, t+".") + `, ` + seenColumn(t) + `, ` + qualify(`last_fetched,
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
-	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`
+	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`, t+".")
+}
+
+// seenColumn is a row's LastSeen, of the pages table named t: its
+// last_seen, or the seen_at of the document it was listed in at that
+// document's last full read, when later (TouchListed stamps the document
+// instead of writing a new version of every row).
+func seenColumn(t string) string {
+	return strings.NewReplacer("{t}", t).Replace(`CASE WHEN {t}.listed_in = '' THEN {t}.last_seen ELSE coalesce((
+	SELECT greatest({t}.last_seen, d.seen_at) FROM {s}.documents d
+	WHERE d.source = {t}.source AND d.url = {t}.listed_in AND {t}.last_seen >= d.fetched_at),
+	{t}.last_seen) END`)
+}
+
+// unseenSQL holds for a pages row whose LastSeen (seenColumn) is before
+// $2; its first term alone decides most rows.
+const unseenSQL = `last_seen < $2 AND NOT EXISTS (
+	SELECT 1 FROM {s}.documents d
+	WHERE d.source = pages.source AND d.url = pages.listed_in
+		AND d.seen_at >= $2 AND pages.last_seen >= d.fetched_at)`
 
 // planColumns is rowColumns with the columns planning does not read
 // replaced by their zero values.
@@ -210,18 +233,18 @@ func (s *State) MarkMissing(ctx context.Context, source string, runStart, now ti
 	var n int64
 	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET missing_runs = missing_runs + 1
-WHERE source = $1 AND NOT gone AND last_seen < $2`), source, encTime(runStart))
+WHERE source = $1 AND NOT gone AND `+unseenSQL), source, encTime(runStart))
 		if err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: %w", op, err)
 		}
 		n = tag.RowsAffected()
 		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET next_check = $3
-WHERE source = $1 AND NOT gone AND last_seen < $2
-	AND missing_runs % $4 = 0 AND next_check > $3 AND excluded = ''`), source, encTime(runStart), encTime(now), threshold); err != nil {
+WHERE source = $1 AND NOT gone
+	AND missing_runs % $4 = 0 AND next_check > $3 AND excluded = '' AND `+unseenSQL), source, encTime(runStart), encTime(now), threshold); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: make due: %w", op, err)
 		}
 		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET missing_runs = 1
-WHERE source = $1 AND gone AND last_seen < $2 AND missing_runs = 0`), source, encTime(runStart)); err != nil {
+WHERE source = $1 AND gone AND missing_runs = 0 AND `+unseenSQL), source, encTime(runStart)); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: flag absent tombstones: %w", op, err)
 		}
 		return nil

@@ -21,7 +21,7 @@ import (
 )
 
 // testPool connects to RECRAWL_TEST_POSTGRES_DSN, or skips the test.
-func testPool(t *testing.T) *pgxpool.Pool {
+func testPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	dsn := os.Getenv("RECRAWL_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -34,7 +34,7 @@ func testPool(t *testing.T) *pgxpool.Pool {
 }
 
 // testSchema returns a schema of the test's own, dropped after it.
-func testSchema(t *testing.T, p *pgxpool.Pool) string {
+func testSchema(t testing.TB, p *pgxpool.Pool) string {
 	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -76,6 +76,50 @@ func TestNewerSchemaRefused(t *testing.T) {
 	var ve *postgres.SchemaVersionError
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, 999, ve.Have)
+}
+
+// A schema at migration 1 (documents without seen_at) upgrades: its
+// documents keep their fields and vouch for no row until a TouchListed,
+// which then stamps them instead of writing the rows.
+func TestMigrateDocumentsSeenAt(t *testing.T) {
+	p := testPool(t)
+	schema := testSchema(t, p)
+	ctx := context.Background()
+	s, err := postgres.OpenPool(ctx, p, postgres.WithSchema(schema))
+	require.NoError(t, err)
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	const sm = "https://ex.com/sitemap.xml"
+	_, err = s.UpsertDiscovered(ctx, "docs", t0, []crawlstate.Discovered{{URL: "https://ex.com/a", Via: sm}})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	id := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	for _, q := range []string{
+		`ALTER TABLE ` + id("documents") + ` DROP COLUMN seen_at`,
+		`DELETE FROM ` + id("recrawl_state_migrations") + ` WHERE version = 2`,
+		`INSERT INTO ` + id("documents") + ` (source, url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at)
+VALUES ('docs', '` + sm + `', '"e"', '', 1, 0, 0, ` + fmt.Sprint(t0.UnixNano()) + `)`,
+	} {
+		_, err := p.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	s, err = postgres.OpenPool(ctx, p, postgres.WithSchema(schema))
+	require.NoError(t, err)
+	defer s.Close()
+	doc, err := s.Document(ctx, "docs", sm)
+	require.NoError(t, err)
+	require.Equal(t, `"e"`, doc.ETag)
+	require.True(t, doc.FetchedAt.Equal(t0))
+	t1 := t0.Add(24 * time.Hour)
+	n, err := s.TouchListed(ctx, "docs", sm, t1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	r, err := s.Get(ctx, "docs", "https://ex.com/a")
+	require.NoError(t, err)
+	require.True(t, r.LastSeen.Equal(t1), "LastSeen %v", r.LastSeen)
+	var stored int64
+	require.NoError(t, p.QueryRow(ctx, `SELECT last_seen FROM `+id("pages")+` WHERE url = 'https://ex.com/a'`).Scan(&stored))
+	require.Equal(t, t0.UnixNano(), stored, "the row itself was not written")
 }
 
 func TestClaimRace(t *testing.T) {

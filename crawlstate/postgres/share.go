@@ -62,7 +62,7 @@ FROM picked WHERE p.source = $1 AND p.url = picked.url
 RETURNING ` + qualifiedRowColumns
 
 // qualifiedRowColumns is rowColumns of the pages table aliased p.
-var qualifiedRowColumns = qualify(rowColumns, "p.")
+var qualifiedRowColumns = rowColumnsOf("p")
 
 // Claim implements crawlstate.Sharer. It selects the rows with SELECT ...
 // FOR UPDATE SKIP LOCKED and writes owner and expiry in the same
