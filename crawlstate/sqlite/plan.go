@@ -46,7 +46,7 @@ var _ crawlstate.LiveLister = (*State)(nil)
 // liveSQL selects the whole of the source's live rows after a URL: a
 // range of the primary key.
 const liveSQL = `
-SELECT ` + rowColumns + `
+SELECT ` + storedRowColumns + `
 FROM pages
 WHERE source = :source AND url > :after AND gone = 0
 ORDER BY url
@@ -58,7 +58,7 @@ func (s *State) LiveRows(ctx context.Context, source, after string, limit int) (
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	out, err := s.queryRows(ctx, source, limit, liveSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
+	out, err := s.queryStampedRows(ctx, source, limit, liveSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
 	}

@@ -281,11 +281,19 @@ func decTime(ns int64) time.Time {
 
 // rowColumns lists the pages columns in the order decodeRow reads them
 // (all but source: the caller knows it).
-const rowColumns = `url, original_url, first_seen, ` + seenSQL + `, last_fetched,
+const rowColumns = `url, original_url, first_seen, ` + seenSQL + `, last_fetched,` + rowColumnsRest
+
+// rowColumnsRest are the columns of rowColumns after last_seen; listed_in
+// is the row's 23rd column (index 22).
+const rowColumnsRest = `
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
 	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`
+
+// storedRowColumns is rowColumns with the stored last_seen, for
+// queryStampedRows.
+const storedRowColumns = `url, original_url, first_seen, last_seen, last_fetched,` + rowColumnsRest
 
 // seenSQL is a pages row's LastSeen: its last_seen, or the seen_at of the
 // document it was listed in at that document's last full read, when later
@@ -887,7 +895,7 @@ func (s *State) MarkMissing(ctx context.Context, source string, runStart, now ti
 // position. The row-value comparison lets SQLite start the scan at the
 // position instead of skipping rows.
 const dueSQL = `
-SELECT ` + rowColumns + `
+SELECT ` + storedRowColumns + `
 FROM pages
 WHERE source = :source AND gone = 0 AND next_check <= :now
 	AND (next_check, url) > (:after_next, :after_url)
@@ -900,7 +908,7 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	out, err := s.queryRows(ctx, source, limit, dueSQL,
+	out, err := s.queryStampedRows(ctx, source, limit, dueSQL,
 		sql.Named("source", source),
 		sql.Named("now", encTime(now)),
 		sql.Named("after_next", encTime(after.NextCheck)),
@@ -918,6 +926,26 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 // database/sql takes them: sql.NamedArg or positional int, int64, bool,
 // string values.
 func (s *State) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
+	return s.readRows(ctx, source, size, false, query, args...)
+}
+
+// queryStampedRows is queryRows for a query that selects
+// storedRowColumns: each row's LastSeen is then read through its
+// document's stamp (seenSQL) in Go, from the source's stamped documents
+// read once before the rows, instead of by a lookup in documents for every
+// row. A stamp that lands between the two reads is missed, as it would be
+// by a read just before it.
+func (s *State) queryStampedRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
+	return s.readRows(ctx, source, size, true, query, args...)
+}
+
+// stamp is a document's fetched_at and seen_at (see seenSQL).
+type stamp struct{ fetched, seen int64 }
+
+// stampsSQL reads the source's stamped documents.
+const stampsSQL = `SELECT url, fetched_at, seen_at FROM documents WHERE source = ? AND seen_at > fetched_at`
+
+func (s *State) readRows(ctx context.Context, source string, size int, stamped bool, query string, args ...any) ([]crawlstate.Row, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
@@ -939,6 +967,13 @@ func (s *State) queryRows(ctx context.Context, source string, size int, query st
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot run queries", dc)
 		}
+		var stamps map[string]stamp
+		if stamped {
+			var err error
+			if stamps, err = readStamps(ctx, q, source); err != nil {
+				return fmt.Errorf("stamped documents: %w", err)
+			}
+		}
 		rows, err := q.QueryContext(ctx, query, named)
 		if err != nil {
 			return err
@@ -957,6 +992,9 @@ func (s *State) queryRows(ctx context.Context, source string, size int, query st
 				return err
 			}
 			out = append(out, crawlstate.Row{})
+			if stamps != nil && vals[22] != nil { // listed_in
+				stampSeen(vals, stamps)
+			}
 			if err := decodeRow(&out[len(out)-1], source, vals); err != nil {
 				_ = rows.Close()
 				return err
@@ -968,6 +1006,56 @@ func (s *State) queryRows(ctx context.Context, source string, size int, query st
 		return nil, err
 	}
 	return out, nil
+}
+
+// readStamps reads the source's stamped documents, or nil when none is.
+func readStamps(ctx context.Context, q driver.QueryerContext, source string) (map[string]stamp, error) {
+	rows, err := q.QueryContext(ctx, stampsSQL, []driver.NamedValue{{Ordinal: 1, Value: source}})
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]stamp
+	vals := make([]driver.Value, 3)
+	for {
+		if err := rows.Next(vals); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			_ = rows.Close()
+			return nil, err
+		}
+		u, ok1 := vals[0].(string)
+		f, ok2 := vals[1].(int64)
+		seen, ok3 := vals[2].(int64)
+		if !ok1 || !ok2 || !ok3 {
+			_ = rows.Close()
+			return nil, fmt.Errorf("document row of types %T, %T, %T", vals[0], vals[1], vals[2])
+		}
+		if out == nil {
+			out = map[string]stamp{}
+		}
+		out[u] = stamp{f, seen}
+	}
+	return out, rows.Close()
+}
+
+// stampSeen sets the last_seen of a row read as storedRowColumns to its
+// LastSeen (seenSQL), given the source's stamps.
+func stampSeen(vals []driver.Value, stamps map[string]stamp) {
+	var listed string
+	switch v := vals[22].(type) {
+	case string:
+		listed = v
+	case []byte:
+		listed = string(v)
+	}
+	st, ok := stamps[listed]
+	if !ok {
+		return
+	}
+	if seen, ok := vals[3].(int64); ok && seen >= st.fetched && st.seen > seen {
+		vals[3] = st.seen
+	}
 }
 
 // NextDue implements State.
