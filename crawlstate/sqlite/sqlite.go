@@ -283,13 +283,19 @@ func decTime(ns int64) time.Time {
 // (all but source: the caller knows it).
 const rowColumns = `url, original_url, first_seen, ` + seenSQL + `, last_fetched,` + rowColumnsRest
 
-// rowColumnsRest are the columns of rowColumns after last_seen; listed_in
-// is the row's 23rd column (index 22).
+// rowColumnsRest are the columns of rowColumns after last_seen.
 const rowColumnsRest = `
 	next_check, interval_ns, content_hash, etag, last_modified, sitemap_lastmod,
 	missing_runs, gone, visits, changes, failures, last_error,
 	last_stage, last_failure, title, canonical, alias_of, listed_in,
 	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded`
+
+// colLastSeen and colListedIn are the positions of last_seen and
+// listed_in in rowColumns and storedRowColumns.
+const (
+	colLastSeen = 3
+	colListedIn = 22
+)
 
 // storedRowColumns is rowColumns with the stored last_seen, for
 // queryStampedRows.
@@ -992,7 +998,7 @@ func (s *State) readRows(ctx context.Context, source string, size int, stamped b
 				return err
 			}
 			out = append(out, crawlstate.Row{})
-			if stamps != nil && vals[22] != nil { // listed_in
+			if stamps != nil {
 				stampSeen(vals, stamps)
 			}
 			if err := decodeRow(&out[len(out)-1], source, vals); err != nil {
@@ -1042,19 +1048,19 @@ func readStamps(ctx context.Context, q driver.QueryerContext, source string) (ma
 // stampSeen sets the last_seen of a row read as storedRowColumns to its
 // LastSeen (seenSQL), given the source's stamps.
 func stampSeen(vals []driver.Value, stamps map[string]stamp) {
-	var listed string
-	switch v := vals[22].(type) {
+	var st stamp
+	var ok bool
+	switch v := vals[colListedIn].(type) {
 	case string:
-		listed = v
+		st, ok = stamps[v]
 	case []byte:
-		listed = string(v)
+		st, ok = stamps[string(v)] // no copy: a map index converts in place
 	}
-	st, ok := stamps[listed]
 	if !ok {
 		return
 	}
-	if seen, ok := vals[3].(int64); ok && seen >= st.fetched && st.seen > seen {
-		vals[3] = st.seen
+	if seen, ok := vals[colLastSeen].(int64); ok && seen >= st.fetched && st.seen > seen {
+		vals[colLastSeen] = st.seen
 	}
 }
 

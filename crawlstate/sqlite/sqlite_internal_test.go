@@ -489,3 +489,13 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
 	require.NoError(t, rows.Err())
 	return strings.Join(lines, "\n")
 }
+
+// The positions stampSeen reads are those of last_seen and listed_in in
+// both column lists.
+func TestRowColumnPositions(t *testing.T) {
+	names := strings.Split(storedRowColumns, ",")
+	require.Len(t, names, rowColumnCount)
+	require.Equal(t, "last_seen", strings.TrimSpace(names[colLastSeen]))
+	require.Equal(t, "listed_in", strings.TrimSpace(names[colListedIn]))
+	require.Equal(t, storedRowColumns, strings.Replace(rowColumns, seenSQL, "last_seen", 1), "the lists differ in last_seen alone")
+}

@@ -949,7 +949,8 @@ func (s *Site) servePage(w http.ResponseWriter, r *http.Request, p *Page, seq in
 		return
 	}
 	// A rendered page goes out whole, with its length, as a static-site
-	// server sends a file; the hostile paths (hostile.go) send none.
+	// server sends a file (the hostile paths of hostile.go write their own
+	// headers, a false length among them).
 	body := s.render(p, seq)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
