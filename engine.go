@@ -728,10 +728,17 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 
 // eachPlanRow calls fn for every live row of source whose URL sorts after
 // after, as pl lists it for planning, a page of BatchSize rows at a time,
-// until fn returns false.
+// until fn returns false. The next page is read while fn works through
+// one (readAhead). (eachLiveRow reads its pages one after the other: a
+// page read ahead there is lost when the source proves too large.)
 func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, source, after string, fn func(crawlstate.Row) bool) error {
+	size := e.cfg.BatchSize
+	next, stop := readAhead(ctx, size, after, func(ctx context.Context, after string) ([]crawlstate.Row, error) {
+		return pl.PlanRows(ctx, source, after, size)
+	})
+	defer stop()
 	for {
-		rows, err := pl.PlanRows(ctx, source, after, e.cfg.BatchSize)
+		rows, err := next()
 		if err != nil {
 			return fmt.Errorf("recrawl: listing the rows of %s: %w", source, err)
 		}
@@ -740,11 +747,59 @@ func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, sour
 				return nil
 			}
 		}
-		if len(rows) < e.cfg.BatchSize {
+		if len(rows) < size {
 			return nil
 		}
-		after = rows[len(rows)-1].URL
 	}
+}
+
+// readAhead lists rows a page of size at a time through list, starting
+// after the URL after, one page ahead of its caller: a goroutine reads
+// the next page while the caller works through the one next returned, so
+// that the state's reading and the caller's work overlap. next returns
+// the pages in order; after a page shorter than size it is not called
+// again. stop ends the reading (the page read ahead is dropped) and waits
+// for it; it may be called more than once.
+func readAhead(ctx context.Context, size int, after string, list func(ctx context.Context, after string) ([]crawlstate.Row, error)) (next func() ([]crawlstate.Row, error), stop func()) {
+	type page struct {
+		rows []crawlstate.Row
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan page, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(pages)
+		for {
+			rows, err := list(ctx, after)
+			select {
+			case pages <- page{rows, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(rows) < size {
+				return
+			}
+			after = rows[len(rows)-1].URL
+		}
+	}()
+	next = func() ([]crawlstate.Row, error) {
+		p, ok := <-pages
+		if !ok {
+			// Only a cancelled reading ends without its last page.
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("the reading ended early")
+		}
+		return p.rows, p.err
+	}
+	stop = func() {
+		cancel()
+		<-done
+	}
+	return next, stop
 }
 
 // planInput is a row as a Planner sees it: its cached estimate (or the
