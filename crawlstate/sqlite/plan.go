@@ -3,30 +3,50 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
 )
 
 var _ crawlstate.PlanLister = (*State)(nil)
 
-// planSQL selects rowColumns with the columns planning does not read left
-// empty (zero times as stored: the smallest int64), so that decodeRow
-// reads both.
+// planSQL selects the columns of a row that planning reads (planColumns):
+// each column costs a few calls into SQLite for every row, so the
+// columns PlanRows leaves empty are not selected at all.
 const planSQL = `
-SELECT url, '', ` + zeroSQL + `, ` + zeroSQL + `, last_fetched,
-	next_check, interval_ns, content_hash, '', '', ` + zeroSQL + `,
-	0, gone, visits, changes, 0, '',
-	'', ` + zeroSQL + `, '', '', '', '',
-	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, ''
+SELECT url, last_fetched, next_check, interval_ns, content_hash, visits, changes,
+	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight
 FROM pages
 WHERE source = :source AND url > :after AND gone = 0
 ORDER BY url
 LIMIT :limit`
 
-// zeroSQL is the stored zero time as an SQL integer expression (the
-// literal -9223372036854775808 would be read as a real).
-const zeroSQL = `(-9223372036854775807 - 1)`
+// planRows is the shape of planSQL's rows.
+var planRows = rowShape{columns: 13, decode: decodePlanRow}
+
+// decodePlanRow converts one row selected by planSQL into *r, as
+// decodeRow does a whole one; the fields PlanRows leaves empty are zero
+// values.
+func decodePlanRow(r *crawlstate.Row, source string, vals []driver.Value) error {
+	var d rowDecoder
+	*r = crawlstate.Row{
+		Source: source, URL: d.text(vals[0], 0),
+		LastFetched: decTime(d.int(vals[1], 1)),
+		NextCheck:   decTime(d.int(vals[2], 2)), Interval: time.Duration(d.int(vals[3], 3)),
+		ContentHash: d.text(vals[4], 4),
+		Visits:      int(d.int(vals[5], 5)), Changes: int(d.int(vals[6], 6)),
+	}
+	r.Stats.LastChanged = decTime(d.int(vals[7], 7))
+	r.Stats.Elapsed = time.Duration(d.int(vals[8], 8))
+	r.Stats.LastModified = decTime(d.int(vals[10], 10))
+	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[11], 11), d.real(vals[12], 12)
+	if d.err != nil {
+		return fmt.Errorf("row %q: %w", r.URL, d.err)
+	}
+	return decodeRecent(r, vals[9])
+}
 
 // PlanRows implements PlanLister.
 func (s *State) PlanRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
@@ -34,7 +54,7 @@ func (s *State) PlanRows(ctx context.Context, source, after string, limit int) (
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	out, err := s.queryRows(ctx, source, limit, planSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
+	out, err := s.readRows(ctx, source, limit, planRows, planSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s: %w", op, err)
 	}

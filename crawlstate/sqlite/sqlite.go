@@ -348,8 +348,13 @@ func decodeRow(r *crawlstate.Row, source string, vals []driver.Value) error {
 	if d.err != nil {
 		return fmt.Errorf("row %q: %w", r.URL, d.err)
 	}
+	return decodeRecent(r, vals[25])
+}
+
+// decodeRecent sets r's checks from the value of its recent column.
+func decodeRecent(r *crawlstate.Row, v driver.Value) error {
 	var recent []byte
-	switch v := vals[25].(type) {
+	switch v := v.(type) {
 	case nil:
 	case []byte:
 		recent = v
@@ -932,8 +937,23 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 // database/sql takes them: sql.NamedArg or positional int, int64, bool,
 // string values.
 func (s *State) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
-	return s.readRows(ctx, source, size, false, query, args...)
+	return s.readRows(ctx, source, size, wholeRows, query, args...)
 }
+
+// rowShape is what a query of rows selects: how many columns, and how
+// one row's values are decoded into a Row (a zero Row, in place).
+type rowShape struct {
+	columns int
+	decode  func(r *crawlstate.Row, source string, vals []driver.Value) error
+	// stamped: the query selects storedRowColumns, and each row's LastSeen
+	// is read through its document's stamp (queryStampedRows).
+	stamped bool
+}
+
+var (
+	wholeRows   = rowShape{columns: rowColumnCount, decode: decodeRow}
+	stampedRows = rowShape{columns: rowColumnCount, decode: decodeRow, stamped: true}
+)
 
 // queryStampedRows is queryRows for a query that selects
 // storedRowColumns: each row's LastSeen is then read through its
@@ -942,7 +962,7 @@ func (s *State) queryRows(ctx context.Context, source string, size int, query st
 // row. A stamp that lands between the two reads is missed, as it would be
 // by a read just before it.
 func (s *State) queryStampedRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
-	return s.readRows(ctx, source, size, true, query, args...)
+	return s.readRows(ctx, source, size, stampedRows, query, args...)
 }
 
 // stamp is a document's fetched_at and seen_at (see seenSQL).
@@ -951,7 +971,9 @@ type stamp struct{ fetched, seen int64 }
 // stampsSQL reads the source's stamped documents.
 const stampsSQL = `SELECT url, fetched_at, seen_at FROM documents WHERE source = ? AND seen_at > fetched_at`
 
-func (s *State) readRows(ctx context.Context, source string, size int, stamped bool, query string, args ...any) ([]crawlstate.Row, error) {
+// readRows runs query, which selects rows of shape's columns, and reads
+// them straight from the driver (see queryRows).
+func (s *State) readRows(ctx context.Context, source string, size int, shape rowShape, query string, args ...any) ([]crawlstate.Row, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
@@ -974,7 +996,7 @@ func (s *State) readRows(ctx context.Context, source string, size int, stamped b
 			return fmt.Errorf("driver connection %T cannot run queries", dc)
 		}
 		var stamps map[string]stamp
-		if stamped {
+		if shape.stamped {
 			var err error
 			if stamps, err = readStamps(ctx, q, source); err != nil {
 				return fmt.Errorf("stamped documents: %w", err)
@@ -984,11 +1006,11 @@ func (s *State) readRows(ctx context.Context, source string, size int, stamped b
 		if err != nil {
 			return err
 		}
-		if n := len(rows.Columns()); n != rowColumnCount {
+		if n := len(rows.Columns()); n != shape.columns {
 			_ = rows.Close()
-			return fmt.Errorf("query selects %d columns; want the %d of a row", n, rowColumnCount)
+			return fmt.Errorf("query selects %d columns; want the %d of a row", n, shape.columns)
 		}
-		vals := make([]driver.Value, rowColumnCount)
+		vals := make([]driver.Value, shape.columns)
 		for {
 			if err := rows.Next(vals); err != nil {
 				if errors.Is(err, io.EOF) {
@@ -1001,7 +1023,7 @@ func (s *State) readRows(ctx context.Context, source string, size int, stamped b
 			if stamps != nil {
 				stampSeen(vals, stamps)
 			}
-			if err := decodeRow(&out[len(out)-1], source, vals); err != nil {
+			if err := shape.decode(&out[len(out)-1], source, vals); err != nil {
 				_ = rows.Close()
 				return err
 			}
