@@ -177,7 +177,7 @@ func TestReadmeLastModTableIsTheRecordedRun(t *testing.T) {
 // The README compares the engine's daily figures with the simulator in the
 // engine's setting: testdata/engine-setting-24h.jsonl is the output of
 //
-//	go run ./examples/simulate -mix A -pages 1000 -seeds 10 -warmup 60 -days 60 -cadence 24h -policies default-uncapped,index-oracle -json
+//	go run ./examples/simulate -mix A -pages 1000 -seeds 10 -warmup 60 -days 60 -cadence 24h -policies default-uncapped,index-oracle,index-bayes -json
 //
 // and each figure quoted must be the recorded run's.
 func TestREADMEQuotesTheEngineSetting(t *testing.T) {
@@ -197,4 +197,6 @@ func TestREADMEQuotesTheEngineSetting(t *testing.T) {
 	want := fmt.Sprintf("the simulator in the same setting (1,000 pages, 60 days after 60 of warm-up, 10 seeds) puts the uncapped default at %+.1f%% at %.3f× Halving's fetches, and the index given the true change rates at %+.1f%%",
 		100*got["default-uncapped"].VsHalving, got["default-uncapped"].FetchRate, 100*got["index-oracle"].VsHalving)
 	require.Contains(t, text, want)
+	require.Contains(t, text, fmt.Sprintf("ranks by the index averaged over each page's posterior given its checks, is at %+.1f%%", 100*got["index-bayes"].VsHalving))
+	require.Contains(t, text, "-policies default-uncapped,index-oracle,index-bayes`")
 }

@@ -360,6 +360,7 @@ var keys = []struct {
 	{"default-uncapped", "Default (uncapped)", DefaultUncapped},
 	{"index-budget", "Index (at budget)", IndexAtBudget},
 	{"index-oracle", "Index (true rates)", IndexOracle},
+	{"index-bayes", "Index (Bayes, true mix)", IndexBayes},
 }
 
 // Key returns the short key of a policy name of Policies (halving,

@@ -152,6 +152,9 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	}
 	r := &runner{w: w, pol: p, budget: budget, pages: make([]state, len(w.pages)), use: trustOf(p)}
 	r.res = Result{Policy: p.Name(), Budget: budget}
+	if m, ok := p.(mixAware); ok {
+		m.knowMix(w.cfg.Mix)
+	}
 	r.classes = make([]classAcc, len(w.cfg.Mix.Classes))
 	for i := range r.pages {
 		r.pages[i] = state{t: &w.pages[i], id: i, heap: -1, known: -1}
