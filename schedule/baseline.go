@@ -2,7 +2,9 @@ package schedule
 
 import (
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -304,21 +306,28 @@ func baselineTable(h Halving, cadence time.Duration) *blTable {
 	if ok {
 		return t
 	}
-	n := int(math.Ceil((blHi-blLo)/blStep)) + 1
-	t = &blTable{stationary: make([]float64, n), mean: make([][blSteps]float64, n), cum: make([][blSteps]float64, n)}
-	c := newHalvingChain(h, cadence)
-	if cadence >= runTableCadence {
-		t.runDays = days(cadence)
-		t.runs = make([][]float64, n)
+	t = newBLTable(cadence)
+	n := len(t.stationary)
+	// The grid points are independent: they are solved on every core
+	// (each goroutine with a chain of its own), and each comes out as it
+	// would one after the other.
+	var (
+		wg   sync.WaitGroup
+		cell atomic.Int64
+	)
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			c := newHalvingChain(h, cadence)
+			for {
+				i := int(cell.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				t.solve(c, i)
+			}
+		})
 	}
-	for i := range n {
-		lam := math.Exp(blLo + float64(i)*blStep)
-		t.stationary[i] = c.rate(lam)
-		c.transient(lam, &t.mean[i], &t.cum[i])
-		if t.runs != nil {
-			t.runs[i] = c.byRun(lam, int(math.Ceil(runHorizon/t.runDays)))
-		}
-	}
+	wg.Wait()
 	blMu.Lock()
 	if len(blCache) >= 64 { // many cadences: start again rather than grow
 		clear(blCache)
@@ -326,6 +335,27 @@ func baselineTable(h Halving, cadence time.Duration) *blTable {
 	blCache[k] = t
 	blMu.Unlock()
 	return t
+}
+
+// newBLTable returns empty tables for cadence.
+func newBLTable(cadence time.Duration) *blTable {
+	n := int(math.Ceil((blHi-blLo)/blStep)) + 1
+	t := &blTable{stationary: make([]float64, n), mean: make([][blSteps]float64, n), cum: make([][blSteps]float64, n)}
+	if cadence >= runTableCadence {
+		t.runDays = days(cadence)
+		t.runs = make([][]float64, n)
+	}
+	return t
+}
+
+// solve fills grid point i of t with chain c, the chain of t's cadence.
+func (t *blTable) solve(c *halvingChain, i int) {
+	lam := math.Exp(blLo + float64(i)*blStep)
+	t.stationary[i] = c.rate(lam)
+	c.transient(lam, &t.mean[i], &t.cum[i])
+	if t.runs != nil {
+		t.runs[i] = c.byRun(lam, int(math.Ceil(runHorizon/t.runDays)))
+	}
 }
 
 // halvingChain is Halving's interval as a Markov chain on a grid of
@@ -389,6 +419,10 @@ func newHalvingChain(h Halving, cadence time.Duration) *halvingChain {
 func (c *halvingChain) transient(lam float64, mean, cum *[blSteps]float64) {
 	n := len(c.pi)
 	pi, next := make([]float64, n), make([]float64, n)
+	pc := make([]float64, n) // the chance of a change over state i's elapsed time
+	for i, e := range c.elapsed {
+		pc[i] = -math.Expm1(-lam * e)
+	}
 	pi[c.start] = 1
 	var age float64
 	for j := range blSteps {
@@ -403,8 +437,7 @@ func (c *halvingChain) transient(lam float64, mean, cum *[blSteps]float64) {
 			if w == 0 {
 				continue
 			}
-			pc := -math.Expm1(-lam * c.elapsed[i])
-			a, b := w*pc, w*(1-pc)
+			a, b := w*pc[i], w*(1-pc[i])
 			next[c.down[i]] += a * c.downW[i]
 			next[c.down[i]+1] += a * (1 - c.downW[i])
 			next[c.up[i]] += b * c.upW[i]

@@ -42,3 +42,38 @@ func TestBaselineSpendIsFetchesAndRate(t *testing.T) {
 		}
 	}
 }
+
+// The tables solved on every core are exactly the tables solved one grid
+// point after the other, at a cadence with run-by-run tables and at one
+// without.
+func TestBaselineTableParallelIsSequential(t *testing.T) {
+	h := Halving{}.withDefaults()
+	// Cadences no other test uses: baselineTable solves them afresh.
+	for _, cadence := range []time.Duration{61 * time.Minute, 25 * time.Hour} {
+		got := baselineTable(h, cadence)
+		want := newBLTable(cadence)
+		c := newHalvingChain(h, cadence)
+		for i := range want.stationary {
+			want.solve(c, i)
+		}
+		require.Equal(t, cadence >= runTableCadence, want.runs != nil)
+		require.Equal(t, want, got, "cadence %v", cadence)
+	}
+}
+
+// BenchmarkBaselineTable solves the baseline's tables of a cadence, what
+// the first plan at a new cadence costs (a process that runs once, such as
+// a cron job, pays it at every run).
+func BenchmarkBaselineTable(b *testing.B) {
+	h := Halving{}.withDefaults()
+	for _, cadence := range []time.Duration{time.Hour, Day, 400 * Day} {
+		b.Run(cadence.String(), func(b *testing.B) {
+			for b.Loop() {
+				blMu.Lock()
+				clear(blCache)
+				blMu.Unlock()
+				baselineTable(h, cadence)
+			}
+		})
+	}
+}
