@@ -695,10 +695,24 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 // through pl.
 func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl crawlstate.PlanLister, source string, start time.Time, fn func(crawlstate.Row) bool, due *[]*crawlstate.Row) error {
 	*due = nil
+	size := e.cfg.BatchSize
 	after := ""
 	read := 0
+	// The first page is read alone: it shows whether the rows are worth
+	// holding. Once one has, the next page is read while fn works through
+	// the current one (readAhead); a page read ahead is lost only when a
+	// later page shows the source too large or too little of it due.
+	var next func() ([]crawlstate.Row, error)
+	stop := func() {}
+	defer func() { stop() }()
 	for {
-		rows, err := ll.LiveRows(ctx, source, after, e.cfg.BatchSize)
+		var rows []crawlstate.Row
+		var err error
+		if next != nil {
+			rows, err = next()
+		} else {
+			rows, err = ll.LiveRows(ctx, source, after, size)
+		}
 		if err != nil {
 			*due = nil
 			return fmt.Errorf("recrawl: listing the rows of %s: %w", source, err)
@@ -713,7 +727,7 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 			}
 		}
 		read += len(rows)
-		if len(rows) < e.cfg.BatchSize {
+		if len(rows) < size {
 			return nil
 		}
 		after = rows[len(rows)-1].URL
@@ -721,7 +735,13 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 		// shows the source too large.
 		if read > handOnRows || 4*len(*due) < read {
 			*due = nil
+			stop()
 			return e.eachPlanRow(ctx, pl, source, after, fn)
+		}
+		if next == nil && read+size <= handOnRows {
+			next, stop = readAhead(ctx, size, after, func(ctx context.Context, after string) ([]crawlstate.Row, error) {
+				return ll.LiveRows(ctx, source, after, size)
+			})
 		}
 	}
 }
@@ -729,8 +749,7 @@ func (e *Engine) eachLiveRow(ctx context.Context, ll crawlstate.LiveLister, pl c
 // eachPlanRow calls fn for every live row of source whose URL sorts after
 // after, as pl lists it for planning, a page of BatchSize rows at a time,
 // until fn returns false. The next page is read while fn works through
-// one (readAhead). (eachLiveRow reads its pages one after the other: a
-// page read ahead there is lost when the source proves too large.)
+// one (readAhead).
 func (e *Engine) eachPlanRow(ctx context.Context, pl crawlstate.PlanLister, source, after string, fn func(crawlstate.Row) bool) error {
 	size := e.cfg.BatchSize
 	next, stop := readAhead(ctx, size, after, func(ctx context.Context, after string) ([]crawlstate.Row, error) {
