@@ -38,14 +38,7 @@ func decodePlanRow(r *crawlstate.Row, source string, vals []driver.Value) error 
 		ContentHash: d.text(vals[4], 4),
 		Visits:      int(d.int(vals[5], 5)), Changes: int(d.int(vals[6], 6)),
 	}
-	r.Stats.LastChanged = decTime(d.int(vals[7], 7))
-	r.Stats.Elapsed = time.Duration(d.int(vals[8], 8))
-	r.Stats.LastModified = decTime(d.int(vals[10], 10))
-	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[11], 11), d.real(vals[12], 12)
-	if d.err != nil {
-		return fmt.Errorf("row %q: %w", r.URL, d.err)
-	}
-	return decodeRecent(r, vals[9])
+	return d.stats(r, vals, 7)
 }
 
 // PlanRows implements PlanLister.

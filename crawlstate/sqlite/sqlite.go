@@ -341,20 +341,23 @@ func decodeRow(r *crawlstate.Row, source string, vals []driver.Value) error {
 		Title: d.text(vals[19], 19), Canonical: d.text(vals[20], 20), AliasOf: d.text(vals[21], 21), ListedIn: d.text(vals[22], 22),
 		Excluded: d.text(vals[29], 29),
 	}
-	r.Stats.LastChanged = decTime(d.int(vals[23], 23))
-	r.Stats.Elapsed = time.Duration(d.int(vals[24], 24))
-	r.Stats.LastModified = decTime(d.int(vals[26], 26))
-	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[27], 27), d.real(vals[28], 28)
+	return d.stats(r, vals, 23)
+}
+
+// stats decodes the row's statistics from the six columns from at on
+// (last_changed, elapsed_ns, recent, origin_modified, change_rate,
+// weight, as in rowColumns), and returns the first error of the row's
+// decoding.
+func (d *rowDecoder) stats(r *crawlstate.Row, vals []driver.Value, at int) error {
+	r.Stats.LastChanged = decTime(d.int(vals[at], at))
+	r.Stats.Elapsed = time.Duration(d.int(vals[at+1], at+1))
+	r.Stats.LastModified = decTime(d.int(vals[at+3], at+3))
+	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[at+4], at+4), d.real(vals[at+5], at+5)
 	if d.err != nil {
 		return fmt.Errorf("row %q: %w", r.URL, d.err)
 	}
-	return decodeRecent(r, vals[25])
-}
-
-// decodeRecent sets r's checks from the value of its recent column.
-func decodeRecent(r *crawlstate.Row, v driver.Value) error {
 	var recent []byte
-	switch v := v.(type) {
+	switch v := vals[at+2].(type) {
 	case nil:
 	case []byte:
 		recent = v
