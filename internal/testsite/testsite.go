@@ -137,6 +137,7 @@ type Site struct {
 	pages       map[string]*Page
 	order       []string // paths in creation order
 	log         []Request
+	epoch       int // ResetLog calls; a request is logged only in the epoch it arrived in
 	robots      string
 	robotsCode  int
 	robotsRedir string
@@ -633,11 +634,16 @@ func (s *Site) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
-// ResetLog empties the request log and resets MaxInFlight.
+// ResetLog empties the request log and resets MaxInFlight. A request
+// that arrived before it is not logged after it, even when its handler
+// finishes later: a client can read a whole body sent with its
+// Content-Length before the handler that wrote it returns and logs it,
+// and that request belongs to the log that was reset.
 func (s *Site) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = nil
+	s.epoch++
 	s.peak = s.inFlight
 }
 
@@ -709,6 +715,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	page := strings.HasPrefix(path, s.opts.PathPrefix)
 	s.mu.Lock()
+	epoch := s.epoch
 	delay, ok := s.delays[path]
 	if !ok {
 		delay = s.delays["*"]
@@ -731,8 +738,12 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		s.handle(rec, r)
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if page {
 		s.inFlight--
+	}
+	if epoch != s.epoch {
+		return // arrived before ResetLog
 	}
 	s.log = append(s.log, Request{
 		Method:          r.Method,
@@ -744,7 +755,6 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		Bytes:           rec.bytes,
 		At:              at,
 	})
-	s.mu.Unlock()
 }
 
 func (s *Site) handle(w http.ResponseWriter, r *http.Request) {

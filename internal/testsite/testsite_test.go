@@ -306,3 +306,29 @@ func TestHost(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Len(t, s.PageRequests(), 1)
 }
+
+// A request that arrived before ResetLog is not logged after it, even when
+// its handler finishes later (a client reads a body sent with its length
+// before the handler that wrote it returns).
+func TestResetLogForgetsRequestsInFlight(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 2})
+	defer s.Close()
+	slow, quick := s.Paths()[0], s.Paths()[1]
+	s.Slow(slow, 300*time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := s.Client().Get(s.URL() + slow)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	require.Eventually(t, func() bool { return s.InFlight() == 1 }, 5*time.Second, time.Millisecond, "the slow request arrives")
+	s.ResetLog()
+	<-done
+	get(t, s, quick, nil)
+	got := s.Requests()
+	require.Len(t, got, 1, "only the request that arrived after the reset")
+	require.Equal(t, quick, got[0].Path)
+}
