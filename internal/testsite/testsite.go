@@ -689,10 +689,16 @@ func (s *Site) PageRequests() []Request {
 // IsPage reports whether a logged request was for a generated page path.
 func (s *Site) IsPage(r Request) bool { return strings.HasPrefix(r.Path, s.opts.PathPrefix) }
 
+// recorder notes a response's status and body bytes. With complete set,
+// it calls it before the write that reaches the response's declared
+// Content-Length: a client has the whole answer once that write is out,
+// possibly before the handler returns, so the request is logged first.
 type recorder struct {
 	http.ResponseWriter
-	status int
-	bytes  int
+	status   int
+	bytes    int
+	complete func() // called once, before the last write of a declared length
+	declared int    // the Content-Length, once read: -1 none
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -703,6 +709,23 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+	}
+	if r.complete != nil {
+		if r.declared == 0 {
+			r.declared = -1
+			if n, err := strconv.Atoi(r.Header().Get("Content-Length")); err == nil && n > 0 {
+				r.declared = n
+			}
+		}
+		if r.declared > 0 && r.bytes+len(b) >= r.declared {
+			done := r.complete
+			r.complete = nil
+			r.bytes += len(b) // logged as if the write goes out whole
+			done()
+			n, err := r.ResponseWriter.Write(b)
+			r.bytes -= len(b) - n
+			return n, err
+		}
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
@@ -732,29 +755,40 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
+	// The request is logged when its handler returns, or before the write
+	// that completes a body of declared length, whichever comes first.
+	logged := false
+	logRequest := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if logged {
+			return
+		}
+		logged = true
+		if page {
+			s.inFlight--
+		}
+		if epoch != s.epoch {
+			return // arrived before ResetLog
+		}
+		s.log = append(s.log, Request{
+			Method:          r.Method,
+			Path:            r.URL.RequestURI(),
+			IfNoneMatch:     r.Header.Get("If-None-Match"),
+			IfModifiedSince: r.Header.Get("If-Modified-Since"),
+			UserAgent:       r.UserAgent(),
+			Status:          rec.status,
+			Bytes:           rec.bytes,
+			At:              at,
+		})
+	}
+	rec.complete = logRequest
 	if every > 0 {
 		s.handle(&trickleWriter{ResponseWriter: rec, r: r, every: every}, r)
 	} else {
 		s.handle(rec, r)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if page {
-		s.inFlight--
-	}
-	if epoch != s.epoch {
-		return // arrived before ResetLog
-	}
-	s.log = append(s.log, Request{
-		Method:          r.Method,
-		Path:            r.URL.RequestURI(),
-		IfNoneMatch:     r.Header.Get("If-None-Match"),
-		IfModifiedSince: r.Header.Get("If-Modified-Since"),
-		UserAgent:       r.UserAgent(),
-		Status:          rec.status,
-		Bytes:           rec.bytes,
-		At:              at,
-	})
+	logRequest()
 }
 
 func (s *Site) handle(w http.ResponseWriter, r *http.Request) {

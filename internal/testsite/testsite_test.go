@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,4 +332,20 @@ func TestResetLogForgetsRequestsInFlight(t *testing.T) {
 	got := s.Requests()
 	require.Len(t, got, 1, "only the request that arrived after the reset")
 	require.Equal(t, quick, got[0].Path)
+}
+
+// A request whose whole body a client has read is in the log: the site
+// logs a page sent with its Content-Length before the write that
+// completes it, not when its handler returns later.
+func TestRequestLoggedBeforeItsBodyIsComplete(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 3, DocsChrome: true})
+	defer s.Close()
+	for i := range 300 {
+		resp, body := get(t, s, s.Paths()[i%3], nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, strconv.Itoa(len(body)), resp.Header.Get("Content-Length"))
+		got := s.Requests()
+		require.Len(t, got, i+1, "request %d", i)
+		require.Equal(t, len(body), got[i].Bytes)
+	}
 }
