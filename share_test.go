@@ -306,10 +306,10 @@ func runSharedProof(t *testing.T, pages int, open func(t *testing.T) sharedState
 
 	// Every page due again. The last engine leads the run alone and dies
 	// (its process is gone: nothing it writes lands, its leases stay) as
-	// it sends its first page request, holding the rows of its first
-	// claim. The others join its run, fetch the rest, wait for its leases
-	// to expire and take its rows over, so every row is recorded; only a
-	// row the dead worker requested can be fetched twice.
+	// it sends its first page request, holding the rows it claimed. The
+	// others join its run, fetch the rest, wait for its leases to expire
+	// and take its rows over, so every row is recorded; only a row the
+	// dead worker requested can be fetched twice.
 	c.clk.Advance(60 * schedule.Day)
 	roundStart := c.clk.Now()
 	dying := workers - 1
@@ -320,7 +320,11 @@ func runSharedProof(t *testing.T, pages int, open func(t *testing.T) sharedState
 	require.True(t, c.states[dying].dead.Load(), "the worker died")
 	require.False(t, dead[0].Joined)
 	require.Equal(t, pages, dead[0].Offered)
-	require.Equal(t, 16, dead[0].Due, "it died holding its first claim")
+	// It claims 16 rows at a time (4 per fetch worker) and hands them to
+	// its fetch stage; on a loaded machine it may claim again before a
+	// fetch worker sends the first request.
+	require.Positive(t, dead[0].Due)
+	require.Zero(t, dead[0].Due%16, "it died holding whole claims: %d rows", dead[0].Due)
 	survivors := make([]int, dying)
 	for i := range survivors {
 		survivors[i] = i
