@@ -635,10 +635,8 @@ func (s *Site) Requests() []Request {
 }
 
 // ResetLog empties the request log and resets MaxInFlight. A request
-// that arrived before it is not logged after it, even when its handler
-// finishes later: a client can read a whole body sent with its
-// Content-Length before the handler that wrote it returns and logs it,
-// and that request belongs to the log that was reset.
+// that arrived before it belongs to the log that was reset: it is not
+// logged after it, even when its handler is still running.
 func (s *Site) ResetLog() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,6 +23,12 @@ func IndexBayes() Policy {
 // bayesPoints is how many rates stand for a log-normal class.
 const bayesPoints = 9
 
+// forcedAbove is the least priority schedule.IndexPlan gives a page it
+// fetches ahead of every index: past the floor it ranks at 1e300 and up,
+// ahead of the floor (within its last sixth) at 1e300·5/6 and up. Such a
+// page keeps the plan's rank.
+const forcedAbove = 0.5e300
+
 type bayes struct {
 	index
 	rates, prior []float64 // the mix's rates (per day) and their shares
@@ -64,7 +70,7 @@ func (b *bayes) Priority(k Known, now time.Time) float64 {
 	if p.LastFetched.IsZero() || len(p.Recent) == 0 || len(b.rates) == 0 || tau <= 0 || p.Sitemap.Listed {
 		return b.plan.Priority(p) // forced, unchecked, or ranked by its sitemap
 	}
-	if v := b.plan.Priority(p); v >= 1e300*0.5 || math.IsInf(v, 1) {
+	if v := b.plan.Priority(p); v >= forcedAbove || math.IsInf(v, 1) {
 		return v // past the floor, or fetched ahead of it
 	}
 	post := b.posterior(p.Recent)
