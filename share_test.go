@@ -125,10 +125,10 @@ type killAt struct {
 	pages string
 
 	mu   sync.Mutex
-	n    int
-	seen int
-	dead bool
-	sent []string // paths of the page requests passed on to base
+	n    int      // the page request that kills; 0: none
+	seen int      // page requests seen while the worker lived
+	dead bool     // the kill has run: no page request goes out
+	sent []string // paths of the page requests passed on to base since dieAtNext
 }
 
 func (k *killAt) RoundTrip(req *http.Request) (*http.Response, error) {
