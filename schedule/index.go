@@ -384,13 +384,29 @@ func (p IndexPlan) Priority(q Page) float64 {
 	}
 	l := float64(DefaultLimits.Clamp(lam))
 	r := l * days(tau)
-	if q.Sitemap.Listed {
-		// The sitemap's word changes the chance that the page changed: the
-		// index is that of the page whose chance, without a sitemap, is the
-		// same.
-		r = -math.Log1p(-q.Sitemap.posterior(r))
+	if q.Sitemap.Listed || q.CoChange > 0 {
+		// The sitemap's word and the siblings' changes change the chance
+		// that the page changed: the index is that of the page whose
+		// chance, without them, is the same.
+		r = chanceRate(q.Sitemap.posterior(r), q.CoChange)
 	}
+
 	return weightOf(q.Weight) * gRuns(r, l*p.cadence) / l
+}
+
+// Worth reports whether a page that is not due yet is worth ranking with
+// the due ones at the run's start: its index reaches the share of the
+// run's price at which Next makes a page fall due (Candidates·μ). A
+// crawler asks it of the siblings its co-change model exposed.
+func (p IndexPlan) Worth(q Page) bool {
+	return p.Priority(q) >= p.x.Candidates*p.mu
+}
+
+// chanceRate is λτ of a page whose chance of a change is 1 − (1 − c)(1 −
+// co): c its own (or its sitemap's), co its co-change chance.
+func chanceRate(c, co float64) float64 {
+	co = min(max(co, 0), 1)
+	return -math.Log1p(-c) - math.Log1p(-co)
 }
 
 // Next implements Scheduler: it folds obs into the page's statistics and

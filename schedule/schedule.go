@@ -50,6 +50,11 @@ type Page struct {
 	// zero value says nothing. The Index policy reads it; a crawler sets
 	// it from its listing each time, Observe keeps it as it is.
 	Sitemap SitemapHint
+	// CoChange is the chance that changes found on the page's siblings
+	// since its last fetch changed it too (CoChange.Chance); zero says
+	// nothing. The Index policy folds it into the chance that the page
+	// changed; a crawler sets it each time, Observe keeps it as it is.
+	CoChange float64
 }
 
 // Observation is the outcome of one fetch.

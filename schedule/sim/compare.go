@@ -93,6 +93,7 @@ func add(sum *Result, r Result) {
 	sum.VolatileAlerts += r.VolatileAlerts
 	sum.VolatileInterval += r.VolatileInterval
 	sum.VolatileCollapsed += r.VolatileCollapsed
+	sum.ReleaseStale += r.ReleaseStale
 	if sum.Classes == nil {
 		sum.Classes = make([]ClassResult, len(r.Classes))
 	}
@@ -136,6 +137,7 @@ func scaleResult(r *Result, k float64) {
 	r.VolatileAlerts *= k
 	r.VolatileInterval = d(r.VolatileInterval)
 	r.VolatileCollapsed *= k
+	r.ReleaseStale *= k
 	for i := range r.Sitemaps {
 		c := &r.Sitemaps[i]
 		c.Share *= k
@@ -194,14 +196,18 @@ func WriteSitemaps(w io.Writer, results []Result) error {
 // are in hours; the volatile columns appear when some result has volatile
 // pages.
 func WriteTable(w io.Writer, results []Result) error {
-	volatile := false
+	volatile, releases := false, false
 	for _, r := range results {
 		volatile = volatile || r.VolatilePages > 0
+		releases = releases || r.ReleaseStale > 0
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "policy\tfresh\tvs ref\tage h\tp95 age h\tdetect h\tfetches\tbudget/day\twasted\talerts\tdeleted\tnoticed\tdel. lat. h\t"
 	if volatile {
 		head += "volatile pages\tvolatile alerts\tvolatile iv h\tcollapsed\t"
+	}
+	if releases {
+		head += "release stale h\tvs ref\t"
 	}
 	fmt.Fprintln(tw, head)
 	h := func(d time.Duration) string { return fmt.Sprintf("%.1f", d.Hours()) }
@@ -219,6 +225,13 @@ func WriteTable(w io.Writer, results []Result) error {
 			r.Fetches, budget, r.Wasted, r.Alerts, r.Deletions, r.DeletionsNoticed, h(r.DeletionLatency))
 		if volatile {
 			line += fmt.Sprintf("%.0f\t%.0f\t%s\t%.0f\t", r.VolatilePages, r.VolatileAlerts, h(r.VolatileInterval), r.VolatileCollapsed)
+		}
+		if releases {
+			vs := "—"
+			if results[0].ReleaseStale > 0 {
+				vs = fmt.Sprintf("%.2f×", r.ReleaseStale/results[0].ReleaseStale)
+			}
+			line += fmt.Sprintf("%.0f\t%s\t", r.ReleaseStale, vs)
 		}
 		fmt.Fprintln(tw, line)
 	}

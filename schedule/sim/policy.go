@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,6 +177,98 @@ type index struct {
 	own    bool // the policy sets its own budget: ignore the simulator's
 	oracle bool // rank and plan with the pages' true change rates
 	free   bool // not capped by the simulator's budget (Uncapped)
+	// co, when set, is the co-change model the policy learns from every
+	// fetch (schedule.CoChange), as the engine's default does; members
+	// lists the known pages of each cluster and hot the clusters whose
+	// pages may have a co-change chance.
+	co      *schedule.CoChange
+	members map[string][]Known
+	hot     map[string]struct{}
+	now     time.Time // the current run's start
+	// rebuild learns the model afresh at every run from the pages'
+	// histories (schedule.CoChangeBuilder), as the engine does.
+	rebuild bool
+	// releases, for the release oracle, gives the chance that the
+	// releases of the page's section since a time changed it.
+	releases func(k Known, since, now time.Time) float64
+}
+
+// coWaves and coFirstWave are the engine's waves: a run with co-change
+// fetches coFirstWave of its limit first, then the rest ranked again
+// with what the first wave found.
+const (
+	coWaves     = 2
+	coFirstWave = 0.5
+)
+
+// FirstWave implements extender.
+func (x *index) FirstWave() float64 { return coFirstWave }
+
+// Waves implements extender: one wave for a policy without co-change.
+func (x *index) Waves() int {
+	if x.co == nil && x.releases == nil {
+		return 1
+	}
+	return coWaves
+}
+
+// Extra implements extender: the known pages of clusters with changes
+// found whose co-change chance is positive.
+func (x *index) Extra(now time.Time) []Known {
+	if x.co == nil {
+		return nil
+	}
+	var out []Known
+	for _, key := range x.co.Touched() {
+		x.hot[key] = struct{}{}
+	}
+	if x.releases != nil {
+		for key := range x.members {
+			x.hot[key] = struct{}{}
+		}
+	}
+	for key := range x.hot {
+		any := false
+		for _, k := range x.members[key] {
+			if p := x.page(k); p.CoChange > 0 {
+				any = true
+				if w, ok := x.plan.(interface{ Worth(schedule.Page) bool }); !ok || w.Worth(p) {
+					out = append(out, k)
+				}
+			}
+		}
+		if !any {
+			delete(x.hot, key)
+		}
+	}
+	return out
+}
+
+// DefaultRebuilt is Default learning its co-change model afresh at every
+// run from the pages' stored histories, as the engine does (the simulator's
+// Default keeps one model over the whole simulation, which is faster).
+func DefaultRebuilt() Policy {
+	return &index{name: "Default (rebuilt)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange(), rebuild: true}
+}
+
+// ReleaseOracle is Default told every release as it happens: a page's
+// co-change chance is the chance that the releases of its section since
+// its last fetch changed it (the releases' true shares), not what the
+// model learned. It bounds what learning co-change can reach.
+func ReleaseOracle() Policy {
+	x := &index{name: "Default (release oracle)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange()}
+	x.releases = func(k Known, since, now time.Time) float64 {
+		w := k.p.w
+		evs := w.bySection[k.p.t.section]
+		from, to := since.Sub(Epoch), now.Sub(Epoch)
+		i, _ := slices.BinarySearchFunc(evs, from+1, func(e releaseEvent, t time.Duration) int { return cmp.Compare(e.at, t) })
+		unchanged := 1.0
+		for ; i < len(evs) && evs[i].at <= to; i++ {
+			unchanged *= 1 - evs[i].share
+		}
+		return 1 - unchanged
+	}
+	return x
 }
 
 // Uncapped reports whether the simulator runs the policy without its
@@ -184,19 +278,26 @@ func (x *index) Uncapped() bool { return x.free }
 // DefaultUncapped is Default not capped at the simulator's budget: what
 // the engine's default spends on its own estimate of the baseline's spend.
 func DefaultUncapped() Policy {
-	return &index{name: "Default (uncapped)", trust: TrustLearned, p: schedule.Index{}, own: true, free: true}
+	return &index{name: "Default (uncapped)", trust: TrustLearned, p: schedule.Index{}, own: true, free: true, co: schedule.NewCoChange()}
 }
 
 // Default is the engine's default policy, schedule.Index with no
-// configured budget and learned sitemap trust (TrustLearned): each run
-// spends what Halving would at the measured cadence, on the due pages of
-// highest index. The simulator's budget (Halving's measured spend in
-// Compare) still caps it.
+// configured budget, learned sitemap trust (TrustLearned) and co-change
+// (schedule.CoChange): each run spends what Halving would at the measured
+// cadence, on the due pages of highest index and the siblings of pages
+// found changed, in two waves. The simulator's budget (Halving's
+// measured spend in Compare) still caps it.
 func Default() Policy { return DefaultWith("Default", TrustLearned) }
 
 // DefaultWith is the engine's default policy with the sitemap trust t.
 func DefaultWith(name string, t Trust) Policy {
-	return &index{name: name, trust: t, p: schedule.Index{}, own: true}
+	return &index{name: name, trust: t, p: schedule.Index{}, own: true, co: schedule.NewCoChange()}
+}
+
+// DefaultAlone is Default without co-change: every page ranked on its
+// own (the default before co-change).
+func DefaultAlone() Policy {
+	return &index{name: "Default (alone)", trust: TrustLearned, p: schedule.Index{}, own: true}
 }
 
 // Trust is how a simulated crawler uses its sitemaps' lastmods, as the
@@ -259,6 +360,7 @@ func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
 		}
 	}
 	const keep = 16
+	x.now = now
 	x.starts = append(x.starts, now)
 	if len(x.starts) > keep {
 		x.starts = append(x.starts[:0], x.starts[len(x.starts)-keep:]...)
@@ -272,6 +374,33 @@ func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
 		x.inputs = append(x.inputs, x.input(k))
 	}
 	x.plan = x.p.PlanRun(run, x.inputs)
+	if x.co != nil {
+		if x.hot == nil {
+			x.hot = map[string]struct{}{}
+		}
+		clear(x.members)
+		if x.members == nil {
+			x.members = map[string][]Known{}
+		}
+		for _, k := range pages {
+			key := schedule.ClusterOf(k.Path())
+			x.members[key] = append(x.members[key], k)
+		}
+		if x.rebuild {
+			// As the engine does: the model learned afresh from the
+			// pages' stored histories, in URL order, at every run.
+			sorted := slices.Clone(pages)
+			slices.SortFunc(sorted, func(a, b Known) int { return cmp.Compare(a.Path(), b.Path()) })
+			x.hot = map[string]struct{}{}
+			b := schedule.NewCoChangeBuilder(now, func(url string, _ schedule.Page, _ float64) {
+				x.hot[schedule.ClusterOf(url)] = struct{}{}
+			})
+			for _, k := range sorted {
+				b.Add(k.Path(), *k.Page())
+			}
+			x.co = b.Model()
+		}
+	}
 }
 
 // cachedInput is a page's PlanInput and whether it is set.
@@ -316,6 +445,9 @@ func (x *index) Advance(k Known, obs schedule.Observation) schedule.Page {
 	} else {
 		q = schedule.Advance(x.plan, x.page(k), obs)
 	}
+	if x.co != nil {
+		x.co.Check(k.Path(), *k.Page(), obs)
+	}
 	if x.trust == TrustAuthoritative {
 		if k.Sitemap().Listed {
 			q.Interval = authoritativeWait // only a moved lastmod brings it back
@@ -339,6 +471,13 @@ func (x *index) page(k Known) schedule.Page {
 	if x.oracle && !p.LastFetched.IsZero() {
 		p.ChangeRate = schedule.DefaultLimits.Clamp(k.TrueRate())
 	}
+	if x.co != nil {
+		p.CoChange = x.co.Chance(k.Path(), p, x.now)
+
+	}
+	if x.releases != nil && !p.LastFetched.IsZero() {
+		p.CoChange = x.releases(k, p.LastFetched, x.now)
+	}
 	return p
 }
 
@@ -361,6 +500,9 @@ var keys = []struct {
 	{"index-budget", "Index (at budget)", IndexAtBudget},
 	{"index-oracle", "Index (true rates)", IndexOracle},
 	{"index-bayes", "Index (Bayes, true mix)", IndexBayes},
+	{"default-alone", "Default (alone)", DefaultAlone},
+	{"release-oracle", "Default (release oracle)", ReleaseOracle},
+	{"default-rebuilt", "Default (rebuilt)", DefaultRebuilt},
 }
 
 // Key returns the short key of a policy name of Policies (halving,

@@ -50,6 +50,11 @@ type Result struct {
 	// source (no lastmod, honest lastmod, generated lastmod), for a mix
 	// with sitemap lastmods; nil otherwise.
 	Sitemaps []ClassResult
+	// ReleaseStale is the release staleness, for a mix with releases: the
+	// page-hours (in the measured window) that pages stayed stale after a
+	// release changed them, until the fetch that saw it; each stale period
+	// that a release began counts once.
+	ReleaseStale float64
 }
 
 // ClassResult is a Result restricted to one class of the mix.
@@ -93,6 +98,14 @@ type state struct {
 	smNext    int  // first change not yet in the honest lastmod
 	bumped    bool // a moved lastmod made the page due
 	trust     *schedule.LastModTrust
+	path      string // the page's URL path (World.path)
+	w         *World
+}
+
+// staleRelease reports whether the page's current stale period (from
+// staleSince) began with a release of its section.
+func (s *state) staleRelease() bool {
+	return s.fetched && s.next < len(s.t.release) && s.t.release[s.next]
 }
 
 // staleSince is when the stored copy stopped being current: the birth for
@@ -159,6 +172,8 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	for i := range r.pages {
 		r.pages[i] = state{t: &w.pages[i], id: i, heap: -1, known: -1}
 		r.pages[i].trust = &r.trust[w.pages[i].sm]
+		r.pages[i].path = w.path(i)
+		r.pages[i].w = w
 	}
 	cfg := w.cfg
 	perRun := float64(budget) * float64(cfg.Cadence) / float64(schedule.Day)
@@ -170,7 +185,7 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 	tokens := bucket
 	measuring := false
 	born := 0
-	var batch, kept []*state
+	var batch []*state
 	var prio []float64
 	var order []int
 	for run := 0; ; run++ {
@@ -223,46 +238,111 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 			// first, as in the engine.
 			allowed = min(allowed, l.Limit()+fresh)
 		}
-		if len(batch) > allowed {
-			prio, order = prio[:0], order[:0]
-			for i, s := range batch {
-				prio = append(prio, p.Priority(Known{s}, at))
-				order = append(order, i)
-			}
-			slices.SortFunc(order, func(a, b int) int {
-				// With a fixed trust, bumped pages come first (among
-				// them, the policy's order).
-				if fa, fb := forced && batch[a].bumped, forced && batch[b].bumped; fa != fb {
-					if fa {
-						return -1
-					}
-					return 1
-				}
-				switch {
-				case prio[a] > prio[b]:
-					return -1
-				case prio[a] < prio[b]:
-					return 1
-				}
-				return batch[a].id - batch[b].id
-			})
-			kept = kept[:0]
-			for i, j := range order {
-				if i < allowed {
-					kept = append(kept, batch[j])
-				} else {
-					r.push(batch[j]) // still due
-				}
-			}
-			batch, kept = kept, batch
+		ex, extends := p.(extender)
+		if extends {
+			batch = r.extra(batch, ex, at)
 		}
-		for _, s := range batch {
-			r.fetch(s, now)
+		// Waves: each spends a share of what is left of the run's limit
+		// on the pages then ranked highest, so that the changes a wave
+		// finds make their siblings worth a look within the same run.
+		waves := 1
+		if extends && allowed < math.MaxInt {
+			waves = max(ex.Waves(), 1)
 		}
-		tokens -= float64(len(batch))
+		var rest []*state
+		done := 0
+		for wave := range waves {
+			if wave > 0 {
+				batch = r.extra(rest, ex, at)
+			}
+			take := allowed - done
+			if wave < waves-1 {
+				take = int(math.Ceil(ex.FirstWave() * float64(take)))
+			}
+			batch, rest, prio, order = r.choose(batch, take, forced, at, prio, order)
+			for _, s := range batch {
+				r.fetch(s, now)
+			}
+			done += len(batch)
+			if done >= allowed {
+				break
+			}
+		}
+		for _, s := range rest {
+			r.push(s) // still due
+		}
+		tokens -= float64(done)
 	}
 	r.finish()
 	return r.res
+}
+
+// extender is a Policy that ranks pages not yet due with the due ones: at
+// the start of a run, and again after its first wave of fetches, Extra
+// names the known pages worth ranking (the siblings of pages found
+// changed). FirstWave is the share of the run's limit the first wave
+// spends; the rest goes, in the same order, to what is then worth most.
+type extender interface {
+	Extra(now time.Time) []Known
+	FirstWave() float64
+	Waves() int
+}
+
+// extra adds to batch the pages ex names that are waiting in the heap,
+// not fetched at now.
+func (r *runner) extra(batch []*state, ex extender, now time.Time) []*state {
+	for _, k := range ex.Extra(now) {
+		s := k.p
+		if s.heap < 0 || !s.fetched || s.sched.LastFetched.Equal(now) {
+			continue // in the batch already, never fetched or just fetched
+		}
+		r.remove(s)
+		batch = append(batch, s)
+	}
+	return batch
+}
+
+// choose returns the allowed pages of batch ranked highest by the policy
+// and the rest (with a fixed trust, bumped pages first); all of batch
+// when it holds no more than allowed.
+func (r *runner) choose(batch []*state, allowed int, forced bool, at time.Time, prio []float64, order []int) (kept, rest []*state, _ []float64, _ []int) {
+	allowed = max(allowed, 0)
+	if len(batch) <= allowed {
+		return batch, nil, prio, order
+	}
+	p := r.pol
+	prio, order = prio[:0], order[:0]
+	for i, s := range batch {
+		prio = append(prio, p.Priority(Known{s}, at))
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		// With a fixed trust, bumped pages come first (among them, the
+		// policy's order).
+		if fa, fb := forced && batch[a].bumped, forced && batch[b].bumped; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case prio[a] > prio[b]:
+			return -1
+		case prio[a] < prio[b]:
+			return 1
+		}
+		return batch[a].id - batch[b].id
+	})
+	kept = make([]*state, 0, allowed)
+	rest = make([]*state, 0, len(batch)-allowed)
+	for i, j := range order {
+		if i < allowed {
+			kept = append(kept, batch[j])
+		} else {
+			rest = append(rest, batch[j])
+		}
+	}
+	return kept, rest, prio, order
 }
 
 // discover lists the live known pages' sitemap lastmods at now: a listed
@@ -314,6 +394,10 @@ func (k Known) Sitemap() schedule.SitemapHint {
 	}
 }
 
+// Path returns the page's URL path: its section's directory, then its own
+// name (/docs/s012/p000345).
+func (k Known) Path() string { return k.p.path }
+
 // Source returns the page's sitemap source: 0 (no lastmod), 1 (honest
 // lastmod) or 2 (generated lastmod).
 func (k Known) Source() int { return int(k.p.t.sm) }
@@ -344,7 +428,7 @@ func (r *runner) fetch(s *state, now time.Duration) {
 		return
 	}
 	if since := s.staleSince(); since <= now {
-		r.stale(t, since, now)
+		r.stale(t, since, now, s.staleRelease())
 	}
 	at := Epoch.Add(now)
 	obs := schedule.Observation{At: at, First: !s.fetched}
@@ -399,14 +483,17 @@ func (r *runner) fetch(s *state, now time.Duration) {
 }
 
 // stale records the stale period [since, end) of page t, clipped to the
-// measured window.
-func (r *runner) stale(t *truth, since, end time.Duration) {
+// measured window; release says a release began it.
+func (r *runner) stale(t *truth, since, end time.Duration, release bool) {
 	class := t.class
 	start := max(since, r.w.from)
 	if end <= start {
 		return
 	}
 	a0, l := hours(start-since), hours(end-since)
+	if release {
+		r.res.ReleaseStale += l - a0
+	}
 	r.staleSum += t.importance() * (l - a0)
 	r.classes[class].stale += l - a0
 	r.sitemaps[t.sm].stale += l - a0
@@ -441,7 +528,7 @@ func (r *runner) finish() {
 			r.sitemaps[t.sm].live += hours(end - start)
 		}
 		if since := s.staleSince(); since < end {
-			r.stale(t, max(since, t.birth), end)
+			r.stale(t, max(since, t.birth), end, s.staleRelease())
 		}
 		if t.death <= horizon && r.measured(t.death) && s.seen {
 			r.res.Deletions++
@@ -555,6 +642,22 @@ func (r *runner) push(s *state) {
 	s.heap = len(r.heap)
 	r.heap = append(r.heap, s)
 	r.up(s.heap)
+}
+
+// remove takes s out of the heap.
+func (r *runner) remove(s *state) {
+	i := s.heap
+	last := len(r.heap) - 1
+	if i != last {
+		r.heap[i] = r.heap[last]
+		r.heap[i].heap = i
+	}
+	r.heap = r.heap[:last]
+	s.heap = -1
+	if i < last {
+		r.down(i)
+		r.up(i)
+	}
 }
 
 func (r *runner) pop() *state {

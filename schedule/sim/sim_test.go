@@ -164,7 +164,7 @@ func TestConfigErrors(t *testing.T) {
 	_, err := sim.Compare(sim.Config{}, 1, nil)
 	require.Error(t, err)
 	_, err = sim.MixByName("D")
-	require.ErrorContains(t, err, "use A, B, C or L")
+	require.ErrorContains(t, err, "use A, B, C, L, R")
 	m, err := sim.MixByName(" b ")
 	require.NoError(t, err)
 	require.Equal(t, "B", m.Name)

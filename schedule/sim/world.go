@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/recrawl/recrawl/schedule"
@@ -114,16 +116,29 @@ type truth struct {
 	lm           lmMode
 	sm           smMode
 	changes      []time.Duration // content changes in (birth, min(death, horizon)], sorted
+	release      []bool          // release[i]: changes[i] came with a release of the page's section (nil: none did)
+	section      int             // the page's section (its URL path's directory)
 }
 
 // World is a generated site: every page's birth, death and change times.
 // It is read-only once built, so one World serves every policy of a
 // comparison, which is what makes the comparison fair.
 type World struct {
-	cfg     Config
-	from    time.Duration // start of measurement (end of the warm-up)
-	horizon time.Duration // end of the simulation
-	pages   []truth       // initial pages first, then births in birth order
+	cfg      Config
+	from     time.Duration // start of measurement (end of the warm-up)
+	horizon  time.Duration // end of the simulation
+	pages    []truth       // initial pages first, then births in birth order
+	sections int           // how many sections the pages sit in
+	releases int           // release events over the whole simulation
+	// bySection holds each section's releases in time order.
+	bySection [][]releaseEvent
+}
+
+// releaseEvent is one release of a section: when, and the share of the
+// section's live pages it changed.
+type releaseEvent struct {
+	at    time.Duration
+	share float64
 }
 
 // NewWorld generates the world of cfg. It is deterministic in cfg.
@@ -192,7 +207,119 @@ func NewWorld(cfg Config) (*World, error) {
 			w.pages = append(w.pages, newPage(at))
 		}
 	}
+	// Sections and releases draw from a stream of their own, so that the
+	// worlds of mixes without releases are what they were before sections.
+	w.section(rand.New(rand.NewPCG(cfg.Seed, 0x5ec7_10e5_b0b5)))
 	return w, nil
+}
+
+// layout is the section sizes of a mix without releases.
+var layout = Releases{MinSize: 10, MaxSize: 400}
+
+// section puts the pages in sections and, for a mix with releases, adds
+// each section's release bursts to its pages' changes.
+func (w *World) section(rng *rand.Rand) {
+	rel := w.cfg.Mix.Releases
+	lay := layout
+	if rel != nil {
+		lay = *rel
+	}
+	lo, hi := max(lay.MinSize, 1), max(lay.MaxSize, lay.MinSize, 1)
+	logUniform := func(a, b float64) float64 {
+		if b <= a {
+			return a
+		}
+		return math.Exp(math.Log(a) + rng.Float64()*(math.Log(b)-math.Log(a)))
+	}
+	initial := w.cfg.Pages
+	var members [][]int
+	for i := 0; i < initial; {
+		n := int(math.Round(logUniform(float64(lo), float64(hi))))
+		n = min(max(n, 1), initial-i)
+		ids := make([]int, n)
+		for j := range ids {
+			ids[j] = i + j
+			w.pages[i+j].section = len(members)
+		}
+		members = append(members, ids)
+		i += n
+	}
+	if len(members) == 0 {
+		members = append(members, nil)
+	}
+	for i := initial; i < len(w.pages); i++ {
+		// A page born later joins the section of a random initial page:
+		// sections grow in proportion to their size.
+		sec := 0
+		if initial > 0 {
+			sec = w.pages[rng.IntN(initial)].section
+		}
+		w.pages[i].section = sec
+		members[sec] = append(members[sec], i)
+	}
+	w.sections = len(members)
+	if rel == nil {
+		return
+	}
+	var alive []int
+	w.bySection = make([][]releaseEvent, len(members))
+	for sec, ids := range members {
+		rate := logUniform(float64(rel.MinRate), float64(rel.MaxRate))
+		if !(rate > 0) {
+			continue
+		}
+		for at := expDuration(rng, rate); at <= w.horizon; at += expDuration(rng, rate) {
+			w.releases++
+			alive = alive[:0]
+			for _, id := range ids {
+				if t := &w.pages[id]; t.birth < at && at <= t.death {
+					alive = append(alive, id)
+				}
+			}
+			share := rel.MinShare + rng.Float64()*(rel.MaxShare-rel.MinShare)
+			w.bySection[sec] = append(w.bySection[sec], releaseEvent{at, share})
+			k := int(math.Round(share * float64(len(alive))))
+			rng.Shuffle(len(alive), func(a, b int) { alive[a], alive[b] = alive[b], alive[a] })
+			for _, id := range alive[:min(k, len(alive))] {
+				t := &w.pages[id]
+				t.changes = append(t.changes, at)
+				if t.release == nil {
+					t.release = make([]bool, len(t.changes)-1, len(t.changes))
+				}
+				t.release = append(t.release, true)
+			}
+		}
+	}
+	for i := range w.pages {
+		t := &w.pages[i]
+		if t.release == nil {
+			continue
+		}
+		for len(t.release) < len(t.changes) {
+			t.release = append(t.release, false)
+		}
+		idx := make([]int, len(t.changes))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.changes[a], t.changes[b]) })
+		cs, rs := make([]time.Duration, len(idx)), make([]bool, len(idx))
+		for j, k := range idx {
+			cs[j], rs[j] = t.changes[k], t.release[k]
+		}
+		t.changes, t.release = cs, rs
+	}
+}
+
+// Sections returns how many sections the world's pages sit in.
+func (w *World) Sections() int { return w.sections }
+
+// Releases returns how many release events the world has.
+func (w *World) Releases() int { return w.releases }
+
+// path is page id's URL path: its section's directory and its own name.
+func (w *World) path(id int) string {
+	return fmt.Sprintf("/docs/s%03d/p%06d", w.pages[id].section, id)
 }
 
 // never is a time after every horizon.

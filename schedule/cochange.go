@@ -1,0 +1,477 @@
+package schedule
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClusterOf returns the co-change cluster of a page: the directory of its
+// URL or path, up to and including the last slash before any query or
+// fragment ("https://h/docs/guide/a?x" is in "https://h/docs/guide/").
+// Pages of one documentation section share a directory, and a release
+// rewrites many of them at once.
+func ClusterOf(url string) string {
+	if i := strings.IndexAny(url, "?#"); i >= 0 {
+		url = url[:i]
+	}
+	return url[:strings.LastIndexByte(url, '/')+1]
+}
+
+// CoChange learns which pages change together, so that changes found on
+// a page's siblings raise the chance that it changed too. Pages are
+// grouped in clusters by URL directory (ClusterOf), and every fetch of a
+// page that was fetched before is handed to Check. What the siblings of
+// a page showed since its last fetch is their excess: the changes found
+// by their fetches that came entirely after it, less what those fetches'
+// own change rates predict, in units of its noise (√(predicted + 1)). A
+// release that rewrote part of a section shows as a large excess; pages
+// that change alone show none beyond noise. The model measures, from its
+// pages' joint history, how much more often fetches made at each level of
+// excess found a change than their own rates predict: the co-change
+// chance x of a cluster at that level. Clusters with little evidence take
+// their source's value, and a source without evidence has none, so a site
+// whose pages change alone is left as it is.
+//
+// Chance gives a page's co-change chance now; a Planner's RunPlan reads it
+// from Page.CoChange (Index folds it into the chance that the page
+// changed). A CoChange is safe for concurrent use.
+type CoChange struct {
+	mu       sync.Mutex
+	clusters map[string]*coCluster
+	src      coTable // every cluster's evidence together
+	// touched holds the clusters with a detection since the last call of
+	// Touched.
+	touched map[string]struct{}
+}
+
+// coBuckets is how many levels of excess the model tells apart: below
+// 0.5, 0.5 to 1.5, 1.5 to 3, and 3 or more.
+const coBuckets = 4
+
+func coBucket(z float64) int {
+	switch {
+	case z < 0.5:
+		return 0
+	case z < 1.5:
+		return 1
+	case z < 3:
+		return 2
+	}
+	return 3
+}
+
+// coBins is how many bins of a fetch's own chance of a change (from its
+// page's rate) the model keeps apart, so that fetches exposed to an excess
+// are compared with unexposed fetches of pages as likely to change.
+const coBins = 5
+
+func coBin(p float64) int {
+	switch {
+	case p < 0.05:
+		return 0
+	case p < 0.15:
+		return 1
+	case p < 0.35:
+		return 2
+	case p < 0.65:
+		return 3
+	}
+	return 4
+}
+
+// coBinMid is a bin's typical chance: the prior of its rate of changes.
+var coBinMid = [coBins]float64{0.025, 0.1, 0.25, 0.5, 0.8}
+
+// Evidence bounds: a cluster counts at most coClusterMemory fetches per
+// level and bin and the source coSourceMemory, so that a site whose
+// structure changes is relearned; a cluster keeps its coChecks most recent
+// fetches, none made DefaultMaxInterval before the newest.
+const (
+	coClusterMemory = 200
+	coSourceMemory  = 2000
+	coChecks        = 4096
+	// coScan is how many of a cluster's most recent checks an exposure
+	// looks at.
+	coScan = 1024
+	// coClusterPrior and coSourcePrior are the pseudo-fetches a
+	// cluster's rate of changes starts from (its source's) and a
+	// source's (its bin's typical chance).
+	coClusterPrior = 30
+	coSourcePrior  = 1
+)
+
+// coTable counts fetches and the changes they found, by level of excess
+// and bin of their own chance.
+type coTable [coBuckets][coBins]coCount
+
+type coCount struct{ n, changed float64 }
+
+func (t *coTable) add(b, bin int, changed bool, w, most float64) {
+	if !(w > 0) {
+		return
+	}
+	c := &t[b][bin]
+	c.n += w
+	if changed {
+		c.changed += w
+	}
+	if c.n > most {
+		k := most / c.n
+		c.n *= k
+		c.changed *= k
+	}
+}
+
+type coCluster struct {
+	checks []coCheck // in the order they were made
+	tab    coTable
+	// memo holds the exposures computed since the last check was added,
+	// by the time of the page's last fetch (pages fetched in one run
+	// share it).
+	memo map[int64]coExposure
+}
+
+type coExposure struct {
+	level int
+	share float64
+}
+
+// coCheck is one fetch: when it was made (Unix nanoseconds), whether it
+// found a change and the chance its page's rate gave one.
+type coCheck struct {
+	from, at int64
+	changed  bool
+	p        float64
+}
+
+// NewCoChange returns a model without evidence.
+func NewCoChange() *CoChange {
+	return &CoChange{clusters: map[string]*coCluster{}, touched: map[string]struct{}{}}
+}
+
+// Check records a fetch of the page at url: p is the page before the
+// fetch, obs its outcome. A first fetch (or one of a page never fetched)
+// is no evidence.
+func (m *CoChange) Check(url string, p Page, obs Observation) {
+	if obs.First || p.LastFetched.IsZero() || !obs.At.After(p.LastFetched) {
+		return
+	}
+	key := ClusterOf(url)
+	from, at := p.LastFetched.UnixNano(), obs.At.UnixNano()
+	pc := changeChance(p.ChangeRate, obs.At.Sub(p.LastFetched))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.clusters[key]
+	if c == nil {
+		c = &coCluster{}
+		m.clusters[key] = c
+	}
+	b, share := c.exposure(from)
+	bin := coBin(pc)
+	if b > 0 {
+		// A fetch counts as exposed in proportion to the share of the
+		// release time after its page's previous fetch, the rest of it as
+		// unexposed.
+		c.tab.add(b, bin, obs.Changed, share, coClusterMemory)
+		m.src.add(b, bin, obs.Changed, share, coSourceMemory)
+		b, share = 0, 1-share
+	} else {
+		share = 1
+	}
+	c.tab.add(b, bin, obs.Changed, share, coClusterMemory)
+	m.src.add(b, bin, obs.Changed, share, coSourceMemory)
+	c.add(coCheck{from: from, at: at, changed: obs.Changed, p: pc})
+	if obs.Changed {
+		m.touched[key] = struct{}{}
+	}
+}
+
+// add keeps ch among the cluster's checks, forgetting the oldest beyond
+// coChecks and those made DefaultMaxInterval before the newest.
+func (c *coCluster) add(ch coCheck) {
+	i := len(c.checks)
+	for i > 0 && c.checks[i-1].at > ch.at {
+		i-- // checks arrive nearly in order: a short walk back
+	}
+	c.checks = slices.Insert(c.checks, i, ch)
+	clear(c.memo)
+	if len(c.checks) < coChecks+coChecks/8 {
+		return
+	}
+	newest := c.checks[len(c.checks)-1].at
+	drop := len(c.checks) - coChecks
+	for drop < len(c.checks) && c.checks[drop].at < newest-int64(DefaultMaxInterval) {
+		drop++
+	}
+	c.checks = slices.Delete(c.checks, 0, drop)
+}
+
+// exposure describes what a page last fetched at from is exposed to: the
+// level of the largest excess of the cluster's checks made after any time
+// t ≥ from, (found − predicted)/√(predicted + 1) over the checks made
+// after t (a release shows as a burst of changes found since it, however
+// long ago from is), and the share of the burst's likely release time
+// that lies after from: the changes of the burst happened after the
+// latest start and before the earliest end of the intervals that found
+// them, and a page fetched in between may have seen the release already.
+// Only the coScan most recent checks are looked at.
+func (c *coCluster) exposure(from int64) (level int, share float64) {
+	if e, ok := c.memo[from]; ok {
+		return e.level, e.share
+	}
+	level, share = c.scan(from)
+	if c.memo == nil {
+		c.memo = map[int64]coExposure{}
+	}
+	c.memo[from] = coExposure{level, share}
+	return level, share
+}
+
+func (c *coCluster) scan(from int64) (level int, share float64) {
+	best := math.Inf(-1)
+	var f, p float64
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // of the checks scanned
+	blo, bhi := lo, hi                                   // of the best window
+	for i, n := len(c.checks)-1, 0; i >= 0 && n < coScan && c.checks[i].at > from; i, n = i-1, n+1 {
+		ch := c.checks[i]
+		if ch.changed {
+			f++
+			lo, hi = max(lo, ch.from), ch.at // walking back: the earliest end so far
+		}
+		p += ch.p
+		if z := (f - p) / math.Sqrt(p+1); z > best {
+			best, blo, bhi = z, lo, hi
+		}
+	}
+	if best == math.Inf(-1) {
+		return 0, 0
+	}
+	switch {
+	case bhi <= blo || from <= blo:
+		share = 1
+	case from >= bhi:
+		share = 0
+	default:
+		share = float64(bhi-from) / float64(bhi-blo)
+	}
+	return coBucket(best), share
+}
+
+// Chance returns the co-change chance of the page at url: the chance that
+// what its siblings showed since its last fetch means it changed, beyond
+// what its own rate says. It is 0 for a page never fetched and one in a
+// cluster whose pages change alone.
+func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
+	if m == nil || p.LastFetched.IsZero() {
+		return 0
+	}
+	key := ClusterOf(url)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.clusters[key]
+	if c == nil || len(c.checks) == 0 {
+		return 0
+	}
+	b, share := c.exposure(p.LastFetched.UnixNano())
+	return share * m.x(c, b, coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched))))
+}
+
+// x is a cluster's co-change chance at level b for fetches of own chance
+// in bin: how much more often such fetches found a change than unexposed
+// ones (level 0) of the same bin, in the cluster's evidence pulled
+// towards its source's.
+func (m *CoChange) x(c *coCluster, b, bin int) float64 {
+	if b == 0 {
+		return 0
+	}
+	// The source's unexposed fetches of the bin start from its typical
+	// chance, its exposed ones from its unexposed ones (no lift), and a
+	// cluster from its source.
+	s0 := m.src[0][bin]
+	src0 := (s0.changed + coSourcePrior*coBinMid[bin]) / (s0.n + coSourcePrior)
+	sb := m.src[b][bin]
+	srcb := (sb.changed + coSourcePrior*src0) / (sb.n + coSourcePrior)
+	rate := func(b int, src float64) float64 {
+		k := c.tab[b][bin]
+		return (k.changed + coClusterPrior*src) / (k.n + coClusterPrior)
+	}
+	r0, rb := rate(0, src0), rate(b, srcb)
+	if r0 >= 1 {
+		return 0
+	}
+	return min(max((rb-r0)/(1-r0), 0), 1)
+}
+
+// Touched returns the clusters with a change found since its last call,
+// in no particular order, and forgets them.
+func (m *CoChange) Touched() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.touched))
+	for k := range m.touched {
+		out = append(out, k)
+		delete(m.touched, k)
+	}
+	return out
+}
+
+// Value returns the co-change chances the model gives the pages of the
+// cluster of url at each level of excess and each bin of their own
+// chance, as Chance would (for reports and tests).
+func (m *CoChange) Value(url string) [coBuckets][coBins]float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.clusters[ClusterOf(url)]
+	if c == nil {
+		c = &coCluster{}
+	}
+	var out [coBuckets][coBins]float64
+	for b := range out {
+		for bin := range out[b] {
+			out[b][bin] = m.x(c, b, bin)
+		}
+	}
+	return out
+}
+
+// changeChance is the chance of a change in d at rate lam: 1 − e^(−λd).
+func changeChance(lam Rate, d time.Duration) float64 {
+	l := float64(DefaultLimits.Clamp(lam))
+	return -math.Expm1(-l * days(d))
+}
+
+// CoChangeBuilder learns a CoChange from pages' histories, as a crawler
+// that keeps no model between runs builds it at the start of each: every
+// page's latest checks (the last coHistory of Page.Recent, dated back
+// from LastFetched) are
+// replayed into the model in the order they happened, cluster by cluster,
+// each with the change rate the page's earlier checks gave it.
+// Pages added in URL order (as a state lists them) are replayed as each
+// cluster's URLs end, so that the builder holds one cluster at a time (of
+// at most coReplay checks and coPages pages); pages in any other order are
+// held until Model. The zero value is not usable: call NewCoChangeBuilder.
+// A builder is not safe for concurrent use.
+type CoChangeBuilder struct {
+	m      *CoChange
+	open   map[string]*coPending
+	last   string
+	sorted bool
+	// exposed, when set, is told of every page the model gives a
+	// co-change chance at now, once its cluster is replayed.
+	exposed func(url string, p Page, chance float64)
+	now     time.Time
+}
+
+// coReplay and coPages bound one cluster's history held by a builder: its
+// most recent checks, and the pages it reports exposed.
+const (
+	coReplay = 4 * coChecks
+	coPages  = 1 << 16
+	// coHistory is how many of a page's latest checks a builder replays.
+	coHistory = 16
+)
+
+type coPending struct {
+	checks []coReplayed
+	pages  []coPage
+}
+
+type coReplayed struct {
+	from, at int64
+	changed  bool
+	rate     Rate
+}
+
+type coPage struct {
+	url string
+	p   Page
+}
+
+// NewCoChangeBuilder returns a builder. When exposed is not nil it is
+// called, once a page's cluster is replayed, for every added page the
+// model gives a positive co-change chance at now (a crawler ranks those
+// pages with its due ones); the Page it gets has no Recent checks.
+func NewCoChangeBuilder(now time.Time, exposed func(url string, p Page, chance float64)) *CoChangeBuilder {
+	return &CoChangeBuilder{m: NewCoChange(), open: map[string]*coPending{}, sorted: true, exposed: exposed, now: now}
+}
+
+// Add adds a page's history. p's checks are copied.
+func (b *CoChangeBuilder) Add(url string, p Page) {
+	if p.LastFetched.IsZero() {
+		return
+	}
+	if url < b.last {
+		b.sorted = false
+	}
+	b.last = url
+	key := ClusterOf(url)
+	if b.sorted {
+		for k := range b.open {
+			if !strings.HasPrefix(url, k) {
+				b.replay(k) // every URL of k came before url
+			}
+		}
+	}
+	c := b.open[key]
+	if c == nil {
+		c = &coPending{}
+		b.open[key] = c
+	}
+	at := p.LastFetched
+	for i := len(p.Recent) - 1; i >= 0 && i >= len(p.Recent)-coHistory; i-- {
+		ch := p.Recent[i]
+		if ch.Elapsed <= 0 {
+			break
+		}
+		from := at.Add(-ch.Elapsed)
+		// The rate the page had before this check, as the model would
+		// have seen it: the estimate from the checks before it.
+		rate := Estimate(Page{Recent: p.Recent[:i]})
+		c.checks = append(c.checks, coReplayed{from: from.UnixNano(), at: at.UnixNano(), changed: ch.Changed, rate: rate})
+		at = from
+	}
+	if len(c.checks) > 2*coReplay {
+		slices.SortFunc(c.checks, func(x, y coReplayed) int { return cmp.Compare(y.at, x.at) })
+		c.checks = c.checks[:coReplay]
+	}
+	if b.exposed != nil && len(c.pages) < coPages {
+		q := p
+		q.Recent = nil
+		c.pages = append(c.pages, coPage{url: url, p: q})
+	}
+}
+
+// replay feeds a pending cluster's checks to the model in the order they
+// happened and reports its exposed pages.
+func (b *CoChangeBuilder) replay(key string) {
+	c := b.open[key]
+	delete(b.open, key)
+	slices.SortFunc(c.checks, func(x, y coReplayed) int { return cmp.Compare(x.at, y.at) })
+	for _, r := range c.checks {
+		b.m.Check(key, Page{LastFetched: time.Unix(0, r.from), ChangeRate: r.rate}, Observation{At: time.Unix(0, r.at), Changed: r.changed})
+	}
+	for _, pg := range c.pages {
+		if ch := b.m.Chance(pg.url, pg.p, b.now); ch > 0 {
+			b.exposed(pg.url, pg.p, ch)
+		}
+	}
+}
+
+// Model replays what is pending and returns the model; the builder is
+// done.
+func (b *CoChangeBuilder) Model() *CoChange {
+	keys := make([]string, 0, len(b.open))
+	for k := range b.open {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.replay(k)
+	}
+	b.m.Touched() // history is not news
+	return b.m
+}
