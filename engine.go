@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,7 +263,9 @@ type run struct {
 	budget  budget
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
 	sched   schedule.Scheduler
-	trust   trust // the source's sitemap lastmod trust
+	chain   schedule.Rescheduler // every outcome's next check (newChain)
+	co      *schedule.CoChange   // the source's co-change model, learned at planning
+	trust   trust                // the source's sitemap lastmod trust
 
 	prioMu     sync.Mutex
 	priorities map[string]float64 // weights from sitemap <priority>, by normalized URL (SitemapPriority)
@@ -384,6 +385,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		return r.finish(), err
 	}
 	r.sched = sched
+	r.chain = r.newChain(sched)
 	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
 		r.endShare(ctx)
@@ -529,34 +531,6 @@ func (r *run) setFatal(err error) {
 func fatalError(err error) bool {
 	var f interface{ Fatal() bool }
 	return errors.As(err, &f) && f.Fatal()
-}
-
-// jittered returns the wait before a row's next check: the interval, less
-// up to Config.Jitter of it, by an amount fixed by the URL and visit count.
-// It is never below one second.
-func (e *Engine) jittered(url string, visits int, interval time.Duration) time.Duration {
-	if e.cfg.Jitter > 0 {
-		u := float64(jitterHash(url, visits)>>11) / (1 << 53) // uniform in [0, 1)
-		interval -= time.Duration(float64(interval) * e.cfg.Jitter * u)
-	}
-	return max(interval, time.Second)
-}
-
-// jitterHash is FNV-1a (64 bits) of url, a zero byte and visits in
-// decimal: the bytes fmt.Fprintf(fnv.New64a(), "%s\x00%d", url, visits)
-// hashes, without its allocations.
-func jitterHash(url string, visits int) uint64 {
-	const offset, prime = 14695981039346656037, 1099511628211
-	h := uint64(offset)
-	for i := 0; i < len(url); i++ {
-		h = (h ^ uint64(url[i])) * prime
-	}
-	h *= prime // the zero byte: h ^ 0 == h
-	var buf [20]byte
-	for _, c := range strconv.AppendInt(buf[:0], int64(visits), 10) {
-		h = (h ^ uint64(c)) * prime
-	}
-	return h
 }
 
 // stage counts a stage attempt (delta 0), success (1) or failure (-1).
@@ -835,24 +809,23 @@ func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedul
 		checks = append(checks, schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified})
 	}
 	p.Recent = checks
-	in := schedule.Optimal{}.Input(e.weighted(p, row.URL))
+	if e.cfg.Weight != nil {
+		p.Weight = sanitizedWeight(e.cfg.Weight(row.URL))
+	}
+	in := schedule.InputOf(p)
 	if row.ContentHash == "" {
 		in.LastFetched = time.Time{}
 	}
 	return in, checks
 }
 
-// weighted returns p with the weight Config.Weight gives url (p as it is
-// without a Weight).
-func (e *Engine) weighted(p schedule.Page, url string) schedule.Page {
-	if e.cfg.Weight != nil {
-		w := e.cfg.Weight(url)
-		if !(w > 0) || math.IsInf(w, 0) {
-			w = 0 // the default weight
-		}
-		p.Weight = w
+// sanitizedWeight is w, or 0 (the default weight) when it is not
+// positive and finite.
+func sanitizedWeight(w float64) float64 {
+	if !(w > 0) || math.IsInf(w, 0) {
+		return 0
 	}
-	return p
+	return w
 }
 
 // schedulerName names a scheduler in the report: its Name() string

@@ -206,35 +206,25 @@ func (p *pageRun) fail(ctx context.Context, stage string, cause error) {
 	p.r.fail(ctx, p.row, stage, p.resp.Status, cause)
 }
 
-// schedule computes the next check and the updated statistics.
+// schedule computes the next check and the updated statistics through
+// the run's chain.
 func (p *pageRun) schedule(res *crawlstate.Result, obs schedule.Observation) {
-	e := p.r.e
-	// The same path as the simulator's: the statistics folded in once,
-	// the interval from the updated page.
-	next := schedule.Advance(p.r.sched, p.r.hinted(p.r.weighted(pageOf(p.row), p.row.URL), p.row), obs)
+	d := p.r.reschedule(p.row, schedule.Outcome{At: p.now, Kind: schedule.Fetched, Observation: obs})
 	if !obs.First {
 		p.r.countTrust(p.row, obs.Changed)
 	}
-	res.Interval = next.Interval
-	stats := statsOf(next)
+	res.Interval = d.Page.Interval
+	stats := statsOf(d.Page)
 	res.Stats = &stats
-	res.NextCheck = p.now.Add(e.jittered(p.row.URL, p.row.Visits, res.Interval))
-	if e.cfg.SitemapTrust == TrustAuthoritative && p.row.ListedIn != "" {
-		if p.row.SitemapLastMod.IsZero() {
-			res.NextCheck = p.now // no lastmod to trust: refetched every run
-		} else {
-			res.NextCheck = p.now.Add(authoritativeWait) // only a moved lastmod brings it back
-		}
-	}
+	res.NextCheck = d.Next
 }
-
-// authoritativeWait is the next check of a row whose sitemap lastmod is
-// trusted: in effect never, unless the lastmod moves.
-const authoritativeWait = 10 * 365 * 24 * time.Hour
 
 func (p *pageRun) gone(ctx context.Context) {
 	r := p.r
 	res := crawlstate.Result{URL: p.row.URL, At: p.now, Gone: true}
+	// A tombstone leaves the due queue: the chain is told, and the state
+	// ignores a gone result's schedule.
+	r.reschedule(p.row, schedule.Outcome{At: p.now, Kind: schedule.Gone})
 	if r.e.cfg.Index != nil {
 		if !p.deleteRecords(ctx) {
 			return
@@ -472,9 +462,9 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status int, cause error) {
 	e := r.e
 	now := e.cfg.Clock.Now()
-	wait := r.backoff(row, cause)
-	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", wait)
-	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: now.Add(wait)}
+	d := r.reschedule(row, schedule.Outcome{At: now, Kind: schedule.Failed, Failures: row.Failures, Permanent: Permanent(cause)})
+	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", d.Next.Sub(now))
+	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: d.Next}
 	if err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
 		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
@@ -488,25 +478,9 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 
 // FailureBackoff is the wait after a page's first transient failure; each
 // further consecutive failure doubles it, up to the scheduler's longest
-// interval (schedule.MaxIntervalOf).
-const FailureBackoff = time.Hour
-
-// backoff returns how long a failing row waits before its next attempt.
-// A transient failure (a 5xx, 429, timeout, connection error, or a failure
-// of a later stage) waits FailureBackoff doubled per earlier consecutive
-// failure; a permanent one (Permanent) waits the scheduler's longest
-// interval. Both are capped at that interval. A success resets the count.
-func (r *run) backoff(row crawlstate.Row, cause error) time.Duration {
-	bound := schedule.MaxIntervalOf(r.sched)
-	if Permanent(cause) {
-		return bound
-	}
-	wait := FailureBackoff
-	for i := 0; i < row.Failures && wait < bound; i++ {
-		wait *= 2
-	}
-	return min(wait, bound)
-}
+// interval (schedule.MaxIntervalOf); a permanent failure (Permanent) waits
+// that longest interval at once (schedule.Backoff, in the run's chain).
+const FailureBackoff = schedule.DefaultFailureBackoff
 
 // Permanent reports whether a page failure will not go away by retrying
 // soon: a script-rendered or empty page, a body that is not a document, a

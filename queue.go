@@ -284,7 +284,7 @@ func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.
 			// With learned trust, a row a moved lastmod made due is
 			// ranked too: its sitemap hint says how much the move is
 			// worth.
-			g = rank(r.hinted(r.weighted(pageOf(*row), row.URL), *row))
+			g = rank(r.ranked(*row))
 		} else if !capped {
 			if row.ContentHash != "" && row.NextCheck.IsZero() {
 				// Made due by discovery: it takes the place of a ranked

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/schedule"
@@ -58,19 +59,15 @@ func (r *run) saveTrust(ctx context.Context) error {
 	return nil
 }
 
-// hinted returns p with what row's sitemap says of it, when the engine
-// learns lastmod trust: the scheduler's ranking and next check then weigh
-// the lastmod by the source's measured trust.
-func (r *run) hinted(p schedule.Page, row crawlstate.Row) schedule.Page {
-	if !r.trust.learned || row.SitemapLastMod.IsZero() {
-		return p
+// hint is what the sitemap says of a page listed with lastmod, when the
+// engine learns lastmod trust: the scheduler's ranking and next check then
+// weigh the lastmod by the source's measured trust. The zero hint says
+// nothing.
+func (r *run) hint(p schedule.Page, lastmod time.Time) schedule.SitemapHint {
+	if !r.trust.learned || lastmod.IsZero() {
+		return schedule.SitemapHint{}
 	}
-	p.Sitemap = schedule.SitemapHint{
-		Listed: true,
-		Moved:  row.SitemapLastMod.After(row.LastFetched),
-		Trust:  r.trust.known,
-	}
-	return p
+	return schedule.SitemapHint{Listed: true, Moved: lastmod.After(p.LastFetched), Trust: r.trust.known}
 }
 
 // LastModTrust returns what src's sitemap lastmods have proven worth so
@@ -94,20 +91,4 @@ func (r *run) setPriority(url string, priority float64) {
 		r.priorities = map[string]float64{}
 	}
 	r.priorities[url] = max(priority, 0.005) / 0.5
-}
-
-// weighted returns p with the weight of url: Config.Weight's when set,
-// else the sitemap priority's of this run (SitemapPriority), else p's
-// own (the weight stored at its last fetch).
-func (r *run) weighted(p schedule.Page, url string) schedule.Page {
-	if r.e.cfg.Weight != nil || !r.e.cfg.SitemapPriority {
-		return r.e.weighted(p, url)
-	}
-	r.prioMu.Lock()
-	w, ok := r.priorities[url]
-	r.prioMu.Unlock()
-	if ok {
-		p.Weight = w
-	}
-	return p
 }

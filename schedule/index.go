@@ -418,6 +418,14 @@ func (p IndexPlan) Next(q Page, obs Observation) time.Duration {
 	return p.next(Observe(q, obs))
 }
 
+// Advance implements Advancer: Observe, then Next's interval for the
+// updated page, with its rate estimated once.
+func (p IndexPlan) Advance(q Page, obs Observation) Page {
+	q = Observe(q, obs)
+	q.Interval = p.next(q)
+	return q
+}
+
 func (p IndexPlan) next(q Page) time.Duration {
 	x := p.x
 	lam := float64(DefaultLimits.Clamp(q.ChangeRate))

@@ -75,12 +75,16 @@ type PlanInput struct {
 	Age time.Duration
 }
 
-// Input returns the PlanInput of p: its estimated rate (Estimate when
-// ChangeRate is unset), weight, last fetch, observed rate
-// (EstimateObserved, with ChangeRate taken as Estimate's) and age at its last fetch (Elapsed). A page on the exploration schedule is
-// planned at its estimated rate like any other; its extra checks are few
-// and end after ExploreChecks checks.
-func (o Optimal) Input(p Page) PlanInput {
+// Input returns InputOf(p): every policy plans the same input.
+func (o Optimal) Input(p Page) PlanInput { return InputOf(p) }
+
+// InputOf returns the PlanInput of p, a page as a Planner sees it: its
+// estimated rate (Estimate when ChangeRate is unset), weight, last fetch,
+// observed rate (EstimateObserved, with ChangeRate taken as Estimate's)
+// and age at its last fetch (Elapsed). A page on the exploration schedule
+// is planned at its estimated rate like any other; its extra checks are
+// few and end after ExploreChecks checks.
+func InputOf(p Page) PlanInput {
 	in := PlanInput{ChangeRate: p.ChangeRate, Weight: p.Weight, LastFetched: p.LastFetched, Age: p.Elapsed}
 	if !(in.ChangeRate > 0) {
 		in.ChangeRate = Estimate(p)
@@ -313,6 +317,14 @@ func (o Optimal) Next(p Page, obs Observation) time.Duration {
 
 // next is Next for a page whose statistics already include the fetch; o
 // has its defaults.
+// Advance implements Advancer: Observe, then the interval of the updated
+// page, with its rate estimated once.
+func (o Optimal) Advance(p Page, obs Observation) Page {
+	q := Observe(p, obs)
+	q.Interval = o.withDefaults().next(q)
+	return q
+}
+
 func (o Optimal) next(q Page) time.Duration {
 	iv := clampInterval(o.Revisit(q.ChangeRate, q.Weight).Interval(), o.Min, o.Max)
 	if iv >= o.Max && checks(q) < o.ExploreChecks {
@@ -367,9 +379,12 @@ type optimalRun struct {
 }
 
 func (p optimalRun) Next(q Page, obs Observation) time.Duration { return p.o.Next(q, obs) }
-func (p optimalRun) Priority(q Page) float64                    { return Gain(q, p.now) }
-func (p optimalRun) Limit() int                                 { return -1 }
-func (p optimalRun) Name() string                               { return "optimal" }
+
+// Advance implements Advancer.
+func (p optimalRun) Advance(q Page, obs Observation) Page { return p.o.Advance(q, obs) }
+func (p optimalRun) Priority(q Page) float64              { return Gain(q, p.now) }
+func (p optimalRun) Limit() int                           { return -1 }
+func (p optimalRun) Name() string                         { return "optimal" }
 
 // MaxInterval implements Bounded.
 func (p optimalRun) MaxInterval() time.Duration { return p.o.MaxInterval() }

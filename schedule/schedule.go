@@ -4,6 +4,21 @@
 // change history) and what the latest fetch revealed into the interval until
 // the next check. Halving is the baseline policy of the original guides:
 // halve the interval on a real change, stretch it by half otherwise.
+//
+// A crawler decides a page's next check in one place: a Rescheduler chain
+// built once per run (Chain), the scheduler innermost (Base) and
+// decorators around it as http.RoundTripper wrappers are (Weigh, Hint,
+// Learn, Jitter, Pin, Backoff). The 200, 304, gone and failure paths all
+// call its Reschedule, and what the chain returns is what the crawler
+// stores. Discovery only makes pages candidates (a moved sitemap lastmod,
+// a page missing from its listing, a revived tombstone are due at once);
+// which candidates a run fetches is the run plan's (Planner, RunPlan,
+// Index), and what a fetch means for the next check is the chain's.
+//
+// Pages change together as well as alone: a release rewrites part of a
+// documentation section at once. CoChange learns, from the pages' joint
+// history, how much a change found on a page of a URL directory says of
+// its siblings, and Index ranks them by it (Page.CoChange).
 package schedule
 
 import "time"

@@ -1,4 +1,4 @@
-package recrawl
+package schedule
 
 import (
 	"fmt"
