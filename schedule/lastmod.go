@@ -162,3 +162,45 @@ func (h SitemapHint) posterior(r float64) float64 {
 // most (Decayed): older evidence fades, so a source whose sitemap starts
 // or stops lying is relearned.
 const DefaultTrustMemory = 2000
+
+// Verdict is what a listing's evidence says of the rows whose lastmod
+// moved: fetch them all in the next run (Force), fetch a sample first and
+// decide on it (Sample), or rank them with the other due rows by the
+// chance the hint gives (Rank).
+type Verdict uint8
+
+// The verdicts of LastModTrust.Verdict.
+const (
+	// Force: a moved lastmod has meant a change (or nothing says it
+	// does not): every moved row is fetched in the next run, outside the
+	// run's budget, as the seeds' baseline fetches them.
+	Force Verdict = iota
+	// Sample: too few moved rows were fetched to tell; fetch up to the
+	// sample first, then ask again.
+	Sample
+	// Rank: moved lastmods have mostly not meant a change (a generator
+	// that stamps its build time on every URL): moved rows are ranked
+	// with the rest, by SitemapHint's chance.
+	Rank
+)
+
+// DefaultLastModSample is how many moved rows a listing without enough
+// evidence has fetched before its verdict: eight fetches tell a sitemap
+// that stamps every URL (none changed) from an honest one (most did).
+const DefaultLastModSample = 8
+
+// Verdict is the verdict of a listing with this evidence on its moved
+// rows: Sample while fewer than sample moved rows were fetched, then Rank
+// when the share of them that had changed (with one pseudo-count each
+// way) is below one half, else Force.
+func (t LastModTrust) Verdict(sample int) Verdict {
+	t = t.clean()
+	n := t.MovedChanged + t.MovedSame
+	if n < float64(sample) {
+		return Sample
+	}
+	if t.Precision() < 0.5 {
+		return Rank
+	}
+	return Force
+}

@@ -185,6 +185,12 @@ type index struct {
 	members map[string][]Known
 	hot     map[string]struct{}
 	now     time.Time // the current run's start
+	// rankMoved ranks the pages a moved lastmod made due with the rest
+	// (the default before Verdict): none is forced.
+	rankMoved bool
+	// sampled counts, per sitemap source, the moved rows this run
+	// fetched for its lastmod sample.
+	sampled map[int]int
 	// rebuild learns the model afresh at every run from the pages'
 	// histories (schedule.CoChangeBuilder), as the engine does.
 	rebuild bool
@@ -201,12 +207,38 @@ const (
 	coFirstWave = 0.5
 )
 
+// Forced implements forcer: with learned trust, a page a moved lastmod
+// made due is fetched outside the limit when its source's verdict
+// (schedule.LastModTrust.Verdict) is Force, or while its Sample is not
+// full, as the engine fetches it.
+func (x *index) Forced(k Known) bool {
+	if x.trust != TrustLearned || x.rankMoved || !k.p.hasListed || k.p.t.sm == smNone {
+		return false
+	}
+	t := k.p.trust.Decayed(schedule.DefaultTrustMemory)
+	switch t.Verdict(schedule.DefaultLastModSample) {
+	case schedule.Force:
+		return true
+	case schedule.Sample:
+		src := k.Source()
+		if x.sampled == nil {
+			x.sampled = map[int]int{}
+		}
+		if float64(x.sampled[src])+t.MovedChanged+t.MovedSame < schedule.DefaultLastModSample {
+			x.sampled[src]++
+			return true
+		}
+	}
+	return false
+}
+
 // FirstWave implements extender.
 func (x *index) FirstWave() float64 { return coFirstWave }
 
-// Waves implements extender: one wave for a policy without co-change.
+// Waves implements extender: one wave for a policy without co-change
+// or a learned trust.
 func (x *index) Waves() int {
-	if x.co == nil && x.releases == nil {
+	if x.co == nil && x.releases == nil && (x.trust != TrustLearned || x.rankMoved) {
 		return 1
 	}
 	return coWaves
@@ -294,10 +326,11 @@ func DefaultWith(name string, t Trust) Policy {
 	return &index{name: name, trust: t, p: schedule.Index{}, own: true, co: schedule.NewCoChange()}
 }
 
-// DefaultAlone is Default without co-change: every page ranked on its
-// own (the default before co-change).
-func DefaultAlone() Policy {
-	return &index{name: "Default (alone)", trust: TrustLearned, p: schedule.Index{}, own: true}
+// DefaultPrevious is the default before co-change and forced lastmods:
+// every page ranked on its own, and the pages a moved lastmod made due
+// ranked with them by the chance their source's trust gives, in one wave.
+func DefaultPrevious() Policy {
+	return &index{name: "Default (previous)", trust: TrustLearned, p: schedule.Index{}, own: true, rankMoved: true}
 }
 
 // Trust is how a simulated crawler uses its sitemaps' lastmods, as the
@@ -361,6 +394,7 @@ func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
 	}
 	const keep = 16
 	x.now = now
+	clear(x.sampled)
 	x.starts = append(x.starts, now)
 	if len(x.starts) > keep {
 		x.starts = append(x.starts[:0], x.starts[len(x.starts)-keep:]...)
@@ -500,7 +534,7 @@ var keys = []struct {
 	{"index-budget", "Index (at budget)", IndexAtBudget},
 	{"index-oracle", "Index (true rates)", IndexOracle},
 	{"index-bayes", "Index (Bayes, true mix)", IndexBayes},
-	{"default-alone", "Default (alone)", DefaultAlone},
+	{"default-previous", "Default (previous)", DefaultPrevious},
 	{"release-oracle", "Default (release oracle)", ReleaseOracle},
 	{"default-rebuilt", "Default (rebuilt)", DefaultRebuilt},
 }

@@ -97,6 +97,7 @@ type state struct {
 	hasListed bool
 	smNext    int  // first change not yet in the honest lastmod
 	bumped    bool // a moved lastmod made the page due
+	forced    bool // this wave fetches it outside the limit
 	trust     *schedule.LastModTrust
 	path      string // the page's URL path (World.path)
 	w         *World
@@ -218,56 +219,74 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 		if run%cfg.PlanEvery == 0 {
 			p.Plan(at, budget, r.known)
 		}
-		allowed := math.MaxInt
+		tokensLeft := math.MaxInt
 		if budget > 0 {
-			allowed = int(tokens)
+			tokensLeft = int(tokens)
 		}
 		batch = batch[:0]
-		fresh := 0
-		forced := r.use == TrustHint || r.use == TrustAuthoritative
+		fixed := r.use == TrustHint || r.use == TrustAuthoritative
 		for len(r.heap) > 0 && r.heap[0].due <= now {
-			s := r.pop()
-			batch = append(batch, s)
-			if !s.fetched || (forced && s.bumped) {
-				fresh++
-			}
+			batch = append(batch, r.pop())
 		}
+		limitLeft := math.MaxInt
 		if l, ok := p.(limiter); ok && l.Limit() >= 0 {
-			// Pages never fetched, and with a fixed trust the pages a
-			// moved lastmod made due, are fetched outside the limit and
-			// first, as in the engine.
-			allowed = min(allowed, l.Limit()+fresh)
+			limitLeft = l.Limit()
 		}
 		ex, extends := p.(extender)
-		if extends {
-			batch = r.extra(batch, ex, at)
-		}
+		fo, forces := p.(forcer)
 		// Waves: each spends a share of what is left of the run's limit
 		// on the pages then ranked highest, so that the changes a wave
-		// finds make their siblings worth a look within the same run.
+		// finds make their siblings worth a look, and its moved lastmods
+		// tell whether the rest are worth fetching, within the same run.
 		waves := 1
-		if extends && allowed < math.MaxInt {
+		if extends && limitLeft < math.MaxInt {
 			waves = max(ex.Waves(), 1)
 		}
 		var rest []*state
 		done := 0
 		for wave := range waves {
-			if wave > 0 {
-				batch = r.extra(rest, ex, at)
+			if extends {
+				batch = r.extra(batch, ex, at)
 			}
-			take := allowed - done
-			if wave < waves-1 {
-				take = int(math.Ceil(ex.FirstWave() * float64(take)))
-			}
-			batch, rest, prio, order = r.choose(batch, take, forced, at, prio, order)
+			// Pages never fetched, and the pages a moved lastmod made due
+			// that the trust forces, are fetched outside the limit and
+			// first, as in the engine.
+			forcedN := 0
 			for _, s := range batch {
+				s.forced = !s.fetched || (fixed && s.bumped) || (forces && s.bumped && fo.Forced(Known{s}))
+				if s.forced {
+					forcedN++
+				}
+			}
+			allowed := tokensLeft
+			if limitLeft < math.MaxInt {
+				allowed = min(allowed, limitLeft+forcedN)
+			}
+			take := allowed
+			if wave < waves-1 {
+				take = min(allowed, forcedN+int(math.Ceil(ex.FirstWave()*float64(max(limitLeft, 0)))))
+			}
+			batch, rest, prio, order = r.choose(batch, take, at, prio, order)
+			ranked := 0
+			for _, s := range batch {
+				if !s.forced {
+					ranked++
+				}
 				r.fetch(s, now)
 			}
 			done += len(batch)
-			if done >= allowed {
+			if tokensLeft < math.MaxInt {
+				tokensLeft -= len(batch)
+			}
+			if limitLeft < math.MaxInt {
+				limitLeft -= ranked
+			}
+			batch, rest = rest, nil
+			if tokensLeft <= 0 {
 				break
 			}
 		}
+		rest = batch
 		for _, s := range rest {
 			r.push(s) // still due
 		}
@@ -288,6 +307,11 @@ type extender interface {
 	Waves() int
 }
 
+// forcer is a Policy that fetches some of the pages a moved lastmod made
+// due outside the run's limit (a learned trust's Force, and its Sample):
+// Forced is asked once per wave of every such page.
+type forcer interface{ Forced(k Known) bool }
+
 // extra adds to batch the pages ex names that are waiting in the heap,
 // not fetched at now.
 func (r *runner) extra(batch []*state, ex extender, now time.Time) []*state {
@@ -303,9 +327,9 @@ func (r *runner) extra(batch []*state, ex extender, now time.Time) []*state {
 }
 
 // choose returns the allowed pages of batch ranked highest by the policy
-// and the rest (with a fixed trust, bumped pages first); all of batch
-// when it holds no more than allowed.
-func (r *runner) choose(batch []*state, allowed int, forced bool, at time.Time, prio []float64, order []int) (kept, rest []*state, _ []float64, _ []int) {
+// and the rest (forced pages first); all of batch when it holds no more
+// than allowed.
+func (r *runner) choose(batch []*state, allowed int, at time.Time, prio []float64, order []int) (kept, rest []*state, _ []float64, _ []int) {
 	allowed = max(allowed, 0)
 	if len(batch) <= allowed {
 		return batch, nil, prio, order
@@ -317,9 +341,8 @@ func (r *runner) choose(batch []*state, allowed int, forced bool, at time.Time, 
 		order = append(order, i)
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		// With a fixed trust, bumped pages come first (among them, the
-		// policy's order).
-		if fa, fb := forced && batch[a].bumped, forced && batch[b].bumped; fa != fb {
+		// Forced pages come first (among them, the policy's order).
+		if fa, fb := batch[a].forced, batch[b].forced; fa != fb {
 			if fa {
 				return -1
 			}
