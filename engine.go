@@ -1,12 +1,14 @@
 package recrawl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,7 +267,13 @@ type run struct {
 	sched   schedule.Scheduler
 	chain   schedule.Rescheduler // every outcome's next check (newChain)
 	co      *schedule.CoChange   // the source's co-change model, learned at planning
-	trust   trust                // the source's sitemap lastmod trust
+	// exposed holds the rows not due that planning found exposed to
+	// their siblings' changes and worth a look, for the first wave.
+	exposed []crawlstate.Row
+	// pickedURLs holds the URLs a wave picked (guarded by mu), for a
+	// later wave to pass by.
+	pickedURLs map[string]bool
+	trust      trust // the source's sitemap lastmod trust
 
 	prioMu     sync.Mutex
 	priorities map[string]float64 // weights from sitemap <priority>, by normalized URL (SitemapPriority)
@@ -379,12 +387,18 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	}
 	// A joined run plans as its leader did, over the run's start, which
 	// the leader recorded.
-	sched, err := e.planRun(ctx, r.source, r.run, handOn, !join)
+	pl, err := e.planRun(ctx, r.source, r.run, handOn, !join)
 	if err != nil {
 		r.endShare(ctx)
 		return r.finish(), err
 	}
-	r.sched = sched
+	sched := pl.sched
+	r.sched, r.co = sched, pl.co
+	if !join && st.sharer == nil {
+		if r.exposed, err = e.exposedRows(ctx, r.source, r.start, pl); err != nil {
+			return r.finish(), err
+		}
+	}
 	r.chain = r.newChain(sched)
 	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
@@ -583,7 +597,70 @@ const planRuns = 16
 // measured from the recorded starts. Other schedulers are used as they
 // are.
 func (e *Engine) plan(ctx context.Context, source string, start time.Time) (schedule.Scheduler, error) {
-	return e.planRun(ctx, source, start, nil, true)
+	pl, err := e.planRun(ctx, source, start, nil, true)
+	return pl.sched, err
+}
+
+// planned is what planning a run found: the run's scheduler, the
+// source's co-change model (nil for a scheduler that does not plan) and
+// the rows not due that the model exposed.
+type planned struct {
+	sched   schedule.Scheduler
+	co      *schedule.CoChange
+	exposed []exposure
+}
+
+// exposure is a row not due whose co-change chance is positive.
+type exposure struct {
+	url    string
+	page   schedule.Page
+	chance float64
+}
+
+// exposedCap bounds the exposed rows planning keeps for the first wave.
+const exposedCap = 4096
+
+// exposedRows reads whole the exposed rows of pl worth a look at the
+// run's start (schedule.IndexPlan.Worth), highest priority first, as many
+// as the plan's limit.
+func (e *Engine) exposedRows(ctx context.Context, source string, start time.Time, pl planned) ([]crawlstate.Row, error) {
+	plan, ok := pl.sched.(schedule.RunPlan)
+	if !ok || len(pl.exposed) == 0 {
+		return nil, nil
+	}
+	worth, _ := pl.sched.(interface{ Worth(schedule.Page) bool })
+	type cand struct {
+		url  string
+		prio float64
+	}
+	var cands []cand
+	for _, x := range pl.exposed {
+		p := x.page
+		p.CoChange = x.chance
+		if worth != nil && !worth.Worth(p) {
+			continue
+		}
+		cands = append(cands, cand{x.url, plan.Priority(p)})
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.prio, a.prio) })
+	if l := plan.Limit(); len(cands) > l {
+		cands = cands[:l]
+	}
+	var out []crawlstate.Row
+	for _, c := range cands {
+		row, err := e.st.Get(ctx, source, c.url)
+		if errors.Is(err, crawlstate.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("recrawl: reading %s: %w", c.url, err)
+		}
+		if row.Gone || row.Excluded != "" || !row.NextCheck.After(start) {
+			continue // gone, not a page, or due already
+		}
+		out = append(out, row)
+	}
+	return out, nil
 }
 
 // handOnRows bounds the live rows planning reads whole to hand the due
@@ -602,11 +679,11 @@ const handOnRows = 10_000
 // reading its planning columns, and reading it again from the due queue
 // half as much again as those. With record false the start is not
 // recorded (a joined shared run: its leader recorded it).
-func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row, record bool) (schedule.Scheduler, error) {
+func (e *Engine) planRun(ctx context.Context, source string, start time.Time, due *[]*crawlstate.Row, record bool) (planned, error) {
 	st := e.st
 	recorded, err := st.Runs(ctx, source, planRuns)
 	if err != nil {
-		return nil, fmt.Errorf("recrawl: planning: %w", err)
+		return planned{}, fmt.Errorf("recrawl: planning: %w", err)
 	}
 	starts := recorded[:0:0]
 	for _, t := range recorded {
@@ -616,7 +693,7 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 	}
 	if record {
 		if err := st.RecordRun(ctx, source, start); err != nil {
-			return nil, fmt.Errorf("recrawl: planning: %w", err)
+			return planned{}, fmt.Errorf("recrawl: planning: %w", err)
 		}
 	}
 	s := e.cfg.Scheduler
@@ -625,8 +702,17 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 	}
 	planner, ok := s.(schedule.Planner)
 	if !ok {
-		return s, nil
+		return planned{sched: s}, nil
 	}
+	// The co-change model is learned from the rows' histories as
+	// planning reads them; the rows not due it exposes are kept for the
+	// first wave.
+	var exposed []exposure
+	learn := schedule.NewCoChangeBuilder(start, func(url string, p schedule.Page, chance float64) {
+		if len(exposed) < exposedCap && p.LastFetched.Add(p.Interval).After(start) {
+			exposed = append(exposed, exposure{url, p, chance})
+		}
+	})
 	run := schedule.Run{Start: start, Cadence: schedule.Cadence(append(starts, start))}
 	for _, t := range starts {
 		if t.Before(start) {
@@ -638,8 +724,12 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 	var checks []schedule.Check // one row's checks at a time: Input keeps none
 	add := func(row crawlstate.Row) bool {
 		var in schedule.PlanInput
-		in, checks = e.planInput(row, checks)
+		var p schedule.Page
+		in, p, checks = e.planInput(row, checks)
 		inputs = append(inputs, in)
+		if row.ContentHash != "" {
+			learn.Add(row.URL, p)
+		}
 		return true
 	}
 	pl, planLister := st.State.(crawlstate.PlanLister)
@@ -654,12 +744,13 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 		err = e.eachDue(ctx, source, everything, add)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recrawl: planning: %w", err)
+		return planned{}, fmt.Errorf("recrawl: planning: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return planned{}, err
 	}
-	return planner.PlanRun(run, inputs), nil
+	co := learn.Model()
+	return planned{sched: planner.PlanRun(run, inputs), co: co, exposed: exposed}, nil
 }
 
 // eachLiveRow calls fn for every live row of source, read whole through
@@ -799,7 +890,7 @@ func readAhead(ctx context.Context, size int, after string, list func(ctx contex
 // estimate of its statistics), weight and last fetch; a row never stored
 // counts as never fetched. The row's checks are copied into checks's
 // storage, which it returns for the next row.
-func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedule.PlanInput, []schedule.Check) {
+func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedule.PlanInput, schedule.Page, []schedule.Check) {
 	p := pageOf(crawlstate.Row{Interval: row.Interval, LastFetched: row.LastFetched, Visits: row.Visits, Changes: row.Changes,
 		Stats: crawlstate.Stats{LastChanged: row.Stats.LastChanged, Elapsed: row.Stats.Elapsed, LastModified: row.Stats.LastModified,
 			ChangeRate: row.Stats.ChangeRate, Weight: row.Stats.Weight}})
@@ -816,7 +907,7 @@ func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedul
 	if row.ContentHash == "" {
 		in.LastFetched = time.Time{}
 	}
-	return in, checks
+	return in, p, checks
 }
 
 // sanitizedWeight is w, or 0 (the default weight) when it is not

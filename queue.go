@@ -3,7 +3,6 @@ package recrawl
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,26 +13,6 @@ import (
 	"github.com/recrawl/recrawl/fetch"
 	"github.com/recrawl/recrawl/schedule"
 )
-
-// fetchDue works through the due queue of a run that has the source to
-// itself: selectDue picks the rows (every due row, or the ranked ones a
-// budget allows), route hands each to the fetch stages, and rows without
-// validators go to a fetch.BatchFetcher in batch jobs when more than
-// BatchThreshold of them are due (fetchPlain).
-func (r *run) fetchDue(ctx context.Context) error {
-	// Report.Due is counted by the due walk below (eachDue), not by a
-	// count query: every due row is dispatched or skipped with its own
-	// event, so the walk sees each of them once.
-	s := r.startStages(ctx)
-	var plain []crawlstate.Row
-	qerr := r.selectDue(ctx, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
-	r.fetchPlain(ctx, s, plain, qerr == nil)
-	s.wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return qerr
-}
 
 // stages are the fetch and extraction stages of a run, joined by bounded
 // queues, in front of the run's committer: Workers goroutines fetch
@@ -139,17 +118,6 @@ func (r *run) fetchPlain(ctx context.Context, s *stages, plain []crawlstate.Row,
 	}
 }
 
-// selectDue walks the due queue and hands dispatch the rows to fetch:
-// with a limit (Config.Budget, the run plan's), the ranked rows
-// (dispatchByGain, which dispatches every row when no more than limit
-// are due), else every row in (NextCheck, URL) order.
-func (r *run) selectDue(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
-	if limit, rank, capped := r.runLimit(); limit >= 0 {
-		return r.dispatchByGain(ctx, limit, rank, capped, dispatch)
-	}
-	return r.dispatchInOrder(ctx, dispatch)
-}
-
 // fetched is a page answer with a body, on its way to extraction.
 type fetched struct {
 	row  crawlstate.Row
@@ -241,11 +209,6 @@ func (e *Engine) walkDue(ctx context.Context, source string, now time.Time, page
 	}
 }
 
-// dispatchInOrder dispatches the due queue in (NextCheck, URL) order.
-func (r *run) dispatchInOrder(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
-	return r.eachDue(ctx, dispatch)
-}
-
 // runLimit returns how many due rows the run may fetch (negative: all)
 // and how to rank them: the run plan's Limit and Priority when the
 // scheduler is a schedule.RunPlan, Config.Budget and schedule.Gain
@@ -264,72 +227,6 @@ func (r *run) runLimit() (limit int, rank func(schedule.Page) float64, capped bo
 		}
 	}
 	return limit, rank, limit >= 0
-}
-
-// dispatchByGain dispatches the limit rows ranked highest. Rows never
-// stored, rows discovery made due now (a moved lastmod, unless the trust
-// is learned: then they are ranked with their sitemap hint; a revival)
-// and rows whose last attempt failed come first: within Config.Budget when
-// capped (the report then names the budget), else outside the plan's
-// limit, since nothing is known of the first, the second carry their own
-// evidence of a change and the last are owed a retry; the second take the
-// place of ranked rows. Only limit rows are held in memory at a time.
-func (r *run) dispatchByGain(ctx context.Context, limit int, rank func(schedule.Page) float64, capped bool, dispatch func(*crawlstate.Row) bool) error {
-	var best gainHeap
-	stop := false
-	room := limit // what the plan's limit leaves for the ranked rows
-	err := r.eachDue(ctx, func(row *crawlstate.Row) bool {
-		g := math.Inf(1) // never fetched: nothing is known, fetch first
-		if row.ContentHash != "" && row.Failures == 0 && (!row.NextCheck.IsZero() || r.trust.learned) {
-			// With learned trust, a row a moved lastmod made due is
-			// ranked too: its sitemap hint says how much the move is
-			// worth.
-			g = rank(r.ranked(*row))
-		} else if !capped {
-			if row.ContentHash != "" && row.NextCheck.IsZero() {
-				// Made due by discovery: it takes the place of a ranked
-				// row (the due queue lists these rows first).
-				room = max(room-1, 0)
-			}
-			if !dispatch(row) {
-				stop = true
-				return false
-			}
-			return true
-		}
-		switch {
-		case best.len() < room:
-			best.push(row, g)
-		case room > 0 && stronger(gainEntry{gain: g, url: row.URL}, best.entries[0]):
-			// The weakest row kept so far is left out.
-			r.skipDue(best.replaceWeakest(row, g), SkipBudget)
-		default:
-			r.skipDue(*row, SkipBudget)
-		}
-		return true
-	})
-	if err != nil || stop {
-		return err
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	picked := make([]*crawlstate.Row, best.len())
-	for i := len(picked) - 1; i >= 0; i-- {
-		picked[i] = best.pop()
-	}
-	for _, row := range picked {
-		if !dispatch(row) {
-			return nil
-		}
-	}
-	// The rows the budget left out stay due; the dispatched ones finish.
-	r.tally.add(func(rep *Report) {
-		if rep.StoppedBy == "" && capped && rep.Skipped[SkipBudget] > 0 {
-			rep.StoppedBy = StopBudget
-		}
-	})
-	return nil
 }
 
 // gainEntry is a ranked row in a gainHeap: its gain, its URL (the tie

@@ -18,8 +18,10 @@ func (r *run) newChain(sched schedule.Scheduler) schedule.Rescheduler {
 	o := schedule.ChainOptions{
 		Jitter:  e.cfg.Jitter,
 		Backoff: FailureBackoff,
-		Sitemap: func(p schedule.Page, o schedule.Outcome) schedule.SitemapHint { return r.hint(p, o.LastMod) },
-		Model:   r.co,
+		Sitemap: func(p schedule.Page, o schedule.Outcome) schedule.SitemapHint {
+			return r.hint(p, o.Document, o.LastMod)
+		},
+		Model: r.co,
 	}
 	if e.cfg.Weight != nil || e.cfg.SitemapPriority {
 		o.Weight = r.weight
@@ -52,7 +54,7 @@ func (r *run) ranked(row crawlstate.Row) schedule.Page {
 	if w, ok := r.weight(row.URL); ok {
 		p.Weight = sanitizedWeight(w)
 	}
-	p.Sitemap = r.hint(p, row.SitemapLastMod)
+	p.Sitemap = r.hint(p, row.ListedIn, row.SitemapLastMod)
 	p.CoChange = r.co.Chance(row.URL, p, r.start)
 	return p
 }

@@ -46,6 +46,7 @@ type CoChange struct {
 	// touched holds the clusters with a detection since the last call of
 	// Touched.
 	touched map[string]struct{}
+	learned bool // Learned
 }
 
 // coBuckets is how many levels of excess the model tells apart: below
@@ -101,7 +102,7 @@ const (
 	// cluster's rate of changes starts from (its source's) and a
 	// source's (its bin's typical chance).
 	coClusterPrior = 30
-	coSourcePrior  = 1
+	coSourcePrior  = 10
 )
 
 // coTable counts fetches and the changes they found, by level of excess
@@ -185,6 +186,7 @@ func (m *CoChange) Check(url string, p Page, obs Observation) {
 	c.tab.add(b, bin, obs.Changed, share, coClusterMemory)
 	m.src.add(b, bin, obs.Changed, share, coSourceMemory)
 	c.add(coCheck{from: from, at: at, changed: obs.Changed, p: pc})
+	m.learn()
 	if obs.Changed {
 		m.touched[key] = struct{}{}
 	}
@@ -263,8 +265,9 @@ func (c *coCluster) scan(from int64) (level int, share float64) {
 
 // Chance returns the co-change chance of the page at url: the chance that
 // what its siblings showed since its last fetch means it changed, beyond
-// what its own rate says. It is 0 for a page never fetched and one in a
-// cluster whose pages change alone.
+// what its own rate says. It is 0 for a page never fetched, one in a
+// cluster whose pages change alone, and every page of a source whose
+// pages have not been found to change together (Learned).
 func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
 	if m == nil || p.LastFetched.IsZero() {
 		return 0
@@ -273,7 +276,7 @@ func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.clusters[key]
-	if c == nil || len(c.checks) == 0 {
+	if !m.learned || c == nil || len(c.checks) == 0 {
 		return 0
 	}
 	b, share := c.exposure(p.LastFetched.UnixNano())
@@ -306,8 +309,43 @@ func (m *CoChange) x(c *coCluster, b, bin int) float64 {
 	return min(max((rb-r0)/(1-r0), 0), 1)
 }
 
+// Learned reports whether the model has found that the source's pages
+// change together: some level of exposure has changed its fetches more
+// often than unexposed ones, by at least a few points. A crawler then
+// spreads a run over waves, so that the changes one finds raise their
+// siblings' chance within the run. A nil model has learned nothing.
+func (m *CoChange) Learned() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.learned
+}
+
+// learn sets m.learned from the source's evidence.
+func (m *CoChange) learn() {
+	m.learned = false
+	empty := &coCluster{}
+	for b := 1; b < coBuckets; b++ {
+		for bin := range coBins {
+			if m.src[b][bin].n >= coLearnedFetches && m.x(empty, b, bin) >= coLearned {
+				m.learned = true
+				return
+			}
+		}
+	}
+}
+
+// coLearned is the lift at which a source's pages are found to change
+// together, in a cell of at least coLearnedFetches exposed fetches.
+const (
+	coLearned        = 0.05
+	coLearnedFetches = 50
+)
+
 // Touched returns the clusters with a change found since its last call,
-// in no particular order, and forgets them.
+// in order, and forgets them.
 func (m *CoChange) Touched() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -316,6 +354,7 @@ func (m *CoChange) Touched() []string {
 		out = append(out, k)
 		delete(m.touched, k)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -409,11 +448,16 @@ func (b *CoChangeBuilder) Add(url string, p Page) {
 	}
 	b.last = url
 	key := ClusterOf(url)
-	if b.sorted {
+	if b.sorted && len(b.open) > 0 {
+		var done []string
 		for k := range b.open {
 			if !strings.HasPrefix(url, k) {
-				b.replay(k) // every URL of k came before url
+				done = append(done, k) // every URL of k came before url
 			}
+		}
+		slices.Sort(done)
+		for _, k := range done {
+			b.replay(k)
 		}
 	}
 	c := b.open[key]
