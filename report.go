@@ -179,6 +179,13 @@ type Report struct {
 	// Scheduler names the policy that scheduled this run's revisits
 	// ("optimal", "halving", or the type of a custom Scheduler).
 	Scheduler string `json:"scheduler"`
+	// Limit is how many due rows the run's plan (or Config.Budget) let it
+	// rank and fetch; the rows it owed a fetch come on top (never fetched,
+	// owed a retry) or are counted in it without ever being starved (a
+	// moved sitemap lastmod that its listing's evidence believes, and a
+	// listing's sample). -1: nothing limited the run (every due row was
+	// fetched).
+	Limit int `json:"limit"`
 
 	// StoppedBy names the cap that ended the run early, if any.
 	StoppedBy string `json:"stopped_by,omitempty"`
@@ -214,5 +221,6 @@ func newReport(source string, start time.Time) *Report {
 		Failed:    map[string]int{},
 		Skipped:   map[string]int{},
 		Stages:    map[string]StageCount{},
+		Limit:     -1,
 	}
 }

@@ -43,7 +43,7 @@ func (r *run) newChain(sched schedule.Scheduler) schedule.Rescheduler {
 // reschedule asks the run's chain what row's outcome o means for its
 // next check.
 func (r *run) reschedule(row crawlstate.Row, o schedule.Outcome) schedule.Decision {
-	o.URL, o.Document, o.LastMod = row.URL, row.ListedIn, row.SitemapLastMod
+	o.URL, o.Document, o.LastMod = row.URL, row.ListedIn, r.lastMod(row)
 	return r.chain.Reschedule(pageOf(row), o)
 }
 
@@ -54,7 +54,7 @@ func (r *run) ranked(row crawlstate.Row) schedule.Page {
 	if w, ok := r.weight(row.URL); ok {
 		p.Weight = sanitizedWeight(w)
 	}
-	p.Sitemap = r.hint(p, row.ListedIn, row.SitemapLastMod)
+	p.Sitemap = r.hint(p, row.ListedIn, r.lastMod(row))
 	p.CoChange = r.co.Chance(row.URL, p, r.start)
 	return p
 }
@@ -78,3 +78,20 @@ func (r *run) weight(url string) (float64, bool) {
 // authoritativeWait is the next check of a row whose sitemap lastmod is
 // trusted: in effect never, unless the lastmod moves.
 const authoritativeWait = 10 * 365 * 24 * time.Hour
+
+// lastMod is the sitemap lastmod of row the run believes: zero for none,
+// and for one after the run's start by more than schedule's clock skew (a
+// date in the future would read as moved after every fetch).
+func (r *run) lastMod(row crawlstate.Row) time.Time {
+	if row.SitemapLastMod.After(r.start.Add(schedule.DefaultClockSkew)) {
+		return time.Time{}
+	}
+	return row.SitemapLastMod
+}
+
+// moved reports whether row's believed sitemap lastmod moved after its
+// last fetch.
+func (r *run) moved(row crawlstate.Row) bool {
+	lm := r.lastMod(row)
+	return !lm.IsZero() && row.ContentHash != "" && lm.After(row.LastFetched)
+}

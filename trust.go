@@ -106,7 +106,7 @@ func (r *run) sampledOne(d *docTrust) {
 // had the lastmod moved since that fetch? The count goes to the row's
 // listing document.
 func (r *run) countTrust(row crawlstate.Row, changed bool) {
-	if row.SitemapLastMod.IsZero() || row.ContentHash == "" || row.LastFetched.IsZero() {
+	if r.lastMod(row).IsZero() || row.ContentHash == "" || row.LastFetched.IsZero() {
 		return
 	}
 	r.trust.mu.Lock()
@@ -118,7 +118,7 @@ func (r *run) countTrust(row crawlstate.Row, changed bool) {
 		d = &docTrust{known: r.trust.source}
 		r.trust.docs[row.ListedIn] = d
 	}
-	d.delta.Add(row.SitemapLastMod.After(row.LastFetched), changed)
+	d.delta.Add(r.moved(row), changed)
 }
 
 // saveTrust adds the run's counts to the stored ones, each document's and

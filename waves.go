@@ -55,6 +55,7 @@ func (r *run) fetchDue(ctx context.Context) error {
 	// by a count query: every due row is dispatched or skipped with its
 	// own event, so the walk sees each of them once.
 	limit, rank, capped := r.runLimit()
+	r.tally.add(func(rep *Report) { rep.Limit = limit })
 	w := &wave{limit: limit, rank: rank, capped: capped, first: true, last: limit < 0, extra: r.exposed}
 	split := limit >= 0 && r.co.Learned()
 	if split {
@@ -96,6 +97,7 @@ func (r *run) fetchWave(ctx context.Context, w *wave) error {
 // ranked).
 func (r *run) selectDue(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
 	limit, rank, capped := r.runLimit()
+	r.tally.add(func(rep *Report) { rep.Limit = limit })
 	return r.selectWave(ctx, &wave{limit: limit, rank: rank, capped: capped, first: true, last: true}, dispatch)
 }
 
@@ -260,7 +262,7 @@ func (r *run) classify(ctx context.Context, row *crawlstate.Row, err *error) (in
 	case row.ContentHash == "" || row.Failures > 0:
 		return classOwed, nil
 	case r.trust.learned:
-		if row.SitemapLastMod.IsZero() || !row.SitemapLastMod.After(row.LastFetched) {
+		if !r.moved(*row) {
 			return classRanked, nil
 		}
 		d, derr := r.document(ctx, row.ListedIn)

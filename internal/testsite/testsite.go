@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -63,6 +64,10 @@ type Options struct {
 	// sitemap is served, as a generator that stamps its build time on
 	// every URL does.
 	GeneratedLastMod bool
+	// Sections > 0 puts the generated pages in that many sections, each a
+	// directory of consecutive pages (PathPrefix + "s03/page-0042"), as
+	// a documentation site's chapters are.
+	Sections int
 	// Robots is the robots.txt body; empty means allow everything and name
 	// the sitemap.
 	Robots string
@@ -102,7 +107,18 @@ type Page struct {
 	Links       []string
 	Canonical   string
 	Priority    float64 // the sitemap's <priority>; 0: none
+	// ListedLastMod, when set, is what the sitemap lists as the page's
+	// lastmod instead of its Modified time: ListNone (no lastmod),
+	// ListGenerated (the time the sitemap is served), or any other text,
+	// listed as it is (a date in the future, one that does not parse).
+	ListedLastMod string
 }
+
+// Values of Page.ListedLastMod.
+const (
+	ListNone      = "none"
+	ListGenerated = "generated"
+)
 
 // Request is one logged request.
 type Request struct {
@@ -252,7 +268,7 @@ func newSite(opts Options) *Site {
 	}
 	now := s.clock.Now().UTC().Truncate(time.Second)
 	for i := 1; i <= opts.Pages; i++ {
-		p := s.newPage(fmt.Sprintf("%spage-%04d", opts.PathPrefix, i), now)
+		p := s.newPage(s.pagePath(i), now)
 		p.Title = fmt.Sprintf("Page %d", i)
 		p.Content = s.content(i, 1)
 		p.Links = s.neighbours(i)
@@ -280,13 +296,23 @@ func (s *Site) newPage(path string, now time.Time) *Page {
 	return p
 }
 
+// pagePath is the path of generated page i (from 1): PathPrefix +
+// "page-0042", or with Sections PathPrefix + "s03/page-0042".
+func (s *Site) pagePath(i int) string {
+	if n := s.opts.Sections; n > 0 && s.opts.Pages > 0 {
+		sec := min((i-1)*n/s.opts.Pages, n-1)
+		return fmt.Sprintf("%ss%02d/page-%04d", s.opts.PathPrefix, sec, i)
+	}
+	return fmt.Sprintf("%spage-%04d", s.opts.PathPrefix, i)
+}
+
 // neighbours links each page to the next few pages, so a breadth-first
 // crawl from the first page reaches all of them.
 func (s *Site) neighbours(i int) []string {
 	var out []string
 	for _, j := range []int{i + 1, i + 2, 2 * i} {
 		if j >= 1 && j <= s.opts.Pages {
-			out = append(out, fmt.Sprintf("%spage-%04d", s.opts.PathPrefix, j))
+			out = append(out, s.pagePath(j))
 		}
 	}
 	return out
@@ -401,7 +427,7 @@ func (s *Site) Edit(path string) {
 	s.Update(path, func(p *Page) {
 		s.touch(p)
 		i := 0
-		fmt.Sscanf(strings.TrimPrefix(p.Path, s.opts.PathPrefix), "page-%d", &i)
+		fmt.Sscanf(p.Path[strings.LastIndexByte(p.Path, '/')+1:], "page-%d", &i)
 		p.Content = s.content(i, p.Version)
 	})
 }
@@ -1060,7 +1086,7 @@ func (s *Site) sidebar() string {
 		fmt.Fprintf(b, "<h3 class=\"md-nav__title\">Section %d</h3>\n<ul class=\"md-nav__list\">\n", sec+1)
 		for k := 0; k < 15; k++ {
 			j := sec*15 + k + 1
-			fmt.Fprintf(b, "<li class=\"md-nav__item\"><a class=\"md-nav__link sidebar-link\" href=\"%spage-%04d\">%s %s</a></li>\n", s.opts.PathPrefix, j, words[j%len(words)], words[(j*3)%len(words)])
+			fmt.Fprintf(b, "<li class=\"md-nav__item\"><a class=\"md-nav__link sidebar-link\" href=\"%s\">%s %s</a></li>\n", s.pagePath(j), words[j%len(words)], words[(j*3)%len(words)])
 		}
 		b.WriteString("</ul>\n")
 	}
@@ -1124,6 +1150,11 @@ func (s *Site) urlset(pages []*Page) []byte {
 			fmt.Fprintf(&b, "<priority>%.2f</priority>", p.Priority)
 		}
 		switch {
+		case p.ListedLastMod == ListNone:
+		case p.ListedLastMod == ListGenerated:
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", s.clock.Now().UTC().Format(time.RFC3339))
+		case p.ListedLastMod != "":
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", html.EscapeString(p.ListedLastMod))
 		case s.opts.NoLastMod:
 		case s.opts.GeneratedLastMod:
 			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", s.clock.Now().UTC().Format(time.RFC3339))

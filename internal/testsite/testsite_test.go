@@ -349,3 +349,39 @@ func TestRequestLoggedBeforeItsBodyIsComplete(t *testing.T) {
 		require.Equal(t, len(body), got[i].Bytes)
 	}
 }
+
+// Sections put consecutive pages in directories of their own, and an
+// edit of a sectioned page changes its content.
+func TestSections(t *testing.T) {
+	s := testsite.New(testsite.Options{Pages: 10, Sections: 3})
+	defer s.Close()
+	paths := s.Paths()
+	require.Equal(t, "/docs/s00/page-0001", paths[0])
+	require.Equal(t, "/docs/s02/page-0010", paths[9])
+	before, _ := s.Page(paths[4])
+	s.Edit(paths[4])
+	after, _ := s.Page(paths[4])
+	require.NotEqual(t, before.Content, after.Content)
+	require.Contains(t, after.Content, "page 5, revision 2")
+}
+
+// A page's ListedLastMod replaces its sitemap lastmod: none, the time
+// the sitemap is served, or a text listed as it is.
+func TestListedLastMod(t *testing.T) {
+	clk := clock.NewFake(testsite.DefaultStart)
+	s := testsite.New(testsite.Options{Pages: 3, Clock: clk})
+	defer s.Close()
+	paths := s.Paths()
+	s.Update(paths[0], func(p *testsite.Page) { p.ListedLastMod = testsite.ListNone })
+	s.Update(paths[1], func(p *testsite.Page) { p.ListedLastMod = testsite.ListGenerated })
+	s.Update(paths[2], func(p *testsite.Page) { p.ListedLastMod = "not a <date>" })
+	clk.Advance(time.Hour)
+	resp, err := s.Client().Get(s.SitemapURL())
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), "<loc>"+s.URL()+paths[0]+"</loc></url>")
+	require.Contains(t, string(body), "<lastmod>"+testsite.DefaultStart.Add(time.Hour).Format(time.RFC3339)+"</lastmod>")
+	require.Contains(t, string(body), "<lastmod>not a &lt;date&gt;</lastmod>")
+}
