@@ -160,6 +160,16 @@ type Config struct {
 	// are held in memory until the run ends.
 	SitemapPriority bool
 
+	// Cluster names the co-change cluster of a page: pages that change
+	// together, as a documentation section does when a release rewrites
+	// it. The default scheduler learns from the pages' joint history how
+	// much a change found on one page of a cluster says of the others,
+	// and fetches them sooner (schedule.CoChange). Nil is
+	// schedule.ClusterOf, the URL's directory; a page Cluster puts in ""
+	// is in none, so a Cluster that returns "" for every URL turns
+	// co-change off.
+	Cluster func(url string) string
+
 	// Normalize is the URL policy that gives pages their identity.
 	Normalize normalize.Policy
 	// Fingerprint strips volatile blocks before hashing: Base rules for

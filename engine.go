@@ -708,7 +708,7 @@ func (e *Engine) planRun(ctx context.Context, source string, start time.Time, du
 	// planning reads them; the rows not due it exposes are kept for the
 	// first wave.
 	var exposed []exposure
-	learn := schedule.NewCoChangeBuilder(start, func(url string, p schedule.Page, chance float64) {
+	learn := schedule.NewCoChangeBuilder(start, e.cfg.Cluster, func(url string, p schedule.Page, chance float64) {
 		if len(exposed) < exposedCap && p.LastFetched.Add(p.Interval).After(start) {
 			exposed = append(exposed, exposure{url, p, chance})
 		}

@@ -344,11 +344,12 @@ const siblingRows = 20_000
 // siblings returns the rows not due of the clusters where the run found
 // changes so far whose co-change chance is positive and worth a look
 // (schedule.IndexPlan.Worth), read through crawlstate.LiveLister (none
-// without it), at most siblingRows rows read in all.
+// without it, or with Config.Cluster), at most siblingRows rows read in
+// all.
 func (r *run) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 	ll, ok := r.e.st.State.(crawlstate.LiveLister)
-	if !ok || r.co == nil {
-		return nil, nil
+	if !ok || r.co == nil || r.e.cfg.Cluster != nil {
+		return nil, nil // a cluster of Config.Cluster's need not be a range of URLs
 	}
 	worth, _ := r.sched.(interface{ Worth(schedule.Page) bool })
 	var out []crawlstate.Row

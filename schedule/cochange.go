@@ -40,6 +40,7 @@ func ClusterOf(url string) string {
 // from Page.CoChange (Index folds it into the chance that the page
 // changed). A CoChange is safe for concurrent use.
 type CoChange struct {
+	cluster  func(url string) string
 	mu       sync.Mutex
 	clusters map[string]*coCluster
 	src      coTable // every cluster's evidence together
@@ -149,9 +150,14 @@ type coCheck struct {
 	p        float64
 }
 
-// NewCoChange returns a model without evidence.
-func NewCoChange() *CoChange {
-	return &CoChange{clusters: map[string]*coCluster{}, touched: map[string]struct{}{}}
+// NewCoChange returns a model without evidence that groups pages with
+// cluster (nil: ClusterOf, the URL's directory); a page cluster puts in
+// "" is in no cluster: no evidence and no chance.
+func NewCoChange(cluster func(url string) string) *CoChange {
+	if cluster == nil {
+		cluster = ClusterOf
+	}
+	return &CoChange{cluster: cluster, clusters: map[string]*coCluster{}, touched: map[string]struct{}{}}
 }
 
 // Check records a fetch of the page at url: p is the page before the
@@ -161,7 +167,10 @@ func (m *CoChange) Check(url string, p Page, obs Observation) {
 	if obs.First || p.LastFetched.IsZero() || !obs.At.After(p.LastFetched) {
 		return
 	}
-	key := ClusterOf(url)
+	key := m.cluster(url)
+	if key == "" {
+		return
+	}
 	from, at := p.LastFetched.UnixNano(), obs.At.UnixNano()
 	pc := changeChance(p.ChangeRate, obs.At.Sub(p.LastFetched))
 	m.mu.Lock()
@@ -171,7 +180,10 @@ func (m *CoChange) Check(url string, p Page, obs Observation) {
 		c = &coCluster{}
 		m.clusters[key] = c
 	}
-	b, share := c.exposure(from)
+	// Only checks made before this one count: those of the same instant
+	// (one run's, on a clock that stands still) would count in the order
+	// the fetches happened to finish.
+	b, share := c.scan(from, at)
 	bin := coBin(pc)
 	if b > 0 {
 		// A fetch counts as exposed in proportion to the share of the
@@ -225,7 +237,7 @@ func (c *coCluster) exposure(from int64) (level int, share float64) {
 	if e, ok := c.memo[from]; ok {
 		return e.level, e.share
 	}
-	level, share = c.scan(from)
+	level, share = c.scan(from, math.MaxInt64)
 	if c.memo == nil {
 		c.memo = map[int64]coExposure{}
 	}
@@ -233,13 +245,17 @@ func (c *coCluster) exposure(from int64) (level int, share float64) {
 	return level, share
 }
 
-func (c *coCluster) scan(from int64) (level int, share float64) {
+// scan is exposure over the checks made before before.
+func (c *coCluster) scan(from, before int64) (level int, share float64) {
 	best := math.Inf(-1)
 	var f, p float64
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // of the checks scanned
 	blo, bhi := lo, hi                                   // of the best window
 	for i, n := len(c.checks)-1, 0; i >= 0 && n < coScan && c.checks[i].at > from; i, n = i-1, n+1 {
 		ch := c.checks[i]
+		if ch.at >= before {
+			continue
+		}
 		if ch.changed {
 			f++
 			lo, hi = max(lo, ch.from), ch.at // walking back: the earliest end so far
@@ -272,11 +288,11 @@ func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
 	if m == nil || p.LastFetched.IsZero() {
 		return 0
 	}
-	key := ClusterOf(url)
+	key := m.cluster(url)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.clusters[key]
-	if !m.learned || c == nil || len(c.checks) == 0 {
+	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
 		return 0
 	}
 	b, share := c.exposure(p.LastFetched.UnixNano())
@@ -364,7 +380,7 @@ func (m *CoChange) Touched() []string {
 func (m *CoChange) Value(url string) [coBuckets][coBins]float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.clusters[ClusterOf(url)]
+	c := m.clusters[m.cluster(url)]
 	if c == nil {
 		c = &coCluster{}
 	}
@@ -430,12 +446,14 @@ type coPage struct {
 	p   Page
 }
 
-// NewCoChangeBuilder returns a builder. When exposed is not nil it is
+// NewCoChangeBuilder returns a builder of a model that groups pages with
+// cluster (nil: ClusterOf; another function holds every page until Model,
+// since its clusters need not follow URL order). When exposed is not nil it is
 // called, once a page's cluster is replayed, for every added page the
 // model gives a positive co-change chance at now (a crawler ranks those
 // pages with its due ones); the Page it gets has no Recent checks.
-func NewCoChangeBuilder(now time.Time, exposed func(url string, p Page, chance float64)) *CoChangeBuilder {
-	return &CoChangeBuilder{m: NewCoChange(), open: map[string]*coPending{}, sorted: true, exposed: exposed, now: now}
+func NewCoChangeBuilder(now time.Time, cluster func(url string) string, exposed func(url string, p Page, chance float64)) *CoChangeBuilder {
+	return &CoChangeBuilder{m: NewCoChange(cluster), open: map[string]*coPending{}, sorted: cluster == nil, exposed: exposed, now: now}
 }
 
 // Add adds a page's history. p's checks are copied.
@@ -447,7 +465,10 @@ func (b *CoChangeBuilder) Add(url string, p Page) {
 		b.sorted = false
 	}
 	b.last = url
-	key := ClusterOf(url)
+	key := b.m.cluster(url)
+	if key == "" {
+		return
+	}
 	if b.sorted && len(b.open) > 0 {
 		var done []string
 		for k := range b.open {

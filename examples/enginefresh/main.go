@@ -1,14 +1,21 @@
 // Command enginefresh measures schedulers through the real Engine, not the
-// simulator: a loopback site (internal/testsite) whose pages change as
-// Poisson processes of the simulator's mix A (40% of them with a
-// Last-Modified, no sitemap lastmod), crawled on a fake clock at a fixed
-// cadence for a warm-up and then a measured period, once with the engine's
-// default scheduler and once with schedule.DefaultHalving. It prints, per
-// policy, the time-averaged freshness of the stored copies over the
-// measured period (a page is fresh from a fetch until its next change) and
-// the page requests the site answered then.
+// simulator: a loopback site (internal/testsite) crawled on a fake clock
+// at a fixed cadence for a warm-up and then a measured period, once with
+// the engine's default scheduler and once with schedule.DefaultHalving.
+// With -mix A (the default) its pages change as Poisson processes of the
+// simulator's mix A (40% of them with a Last-Modified, no sitemap
+// lastmod). With -mix R, R-honest or R-generated they are the simulator's
+// world of that mix (sim.MixR: sections of the site, by URL path, that
+// release in bursts rewriting 10–60% of their pages at once, and pages
+// that also change alone), behind a sitemap with no lastmod, honest
+// lastmods, or the generation time on every URL. It prints, per policy,
+// the time-averaged freshness of the stored copies over the measured
+// period (a page is fresh from a fetch until its next change), the page
+// requests the site answered then and, for mix R, the release staleness:
+// the page-hours pages stayed stale after a release changed them.
 //
 //	go run ./examples/enginefresh -pages 1000 -warmup 60 -days 60 -cadence 24h
+//	go run ./examples/enginefresh -mix R -pages 1000 -warmup 60 -days 60 -cadence 6h
 //
 // Everything runs on loopback and a virtual clock; a run of 1,000 pages over
 // 120 days takes a few minutes of CPU.
@@ -25,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl"
@@ -49,6 +57,7 @@ func main() {
 // Result is one policy's measurement.
 type Result struct {
 	Policy    string  `json:"policy"`
+	Mix       string  `json:"mix,omitempty"` // "" for mix A
 	Cadence   string  `json:"cadence"`
 	Pages     int     `json:"pages"`
 	Seed      uint64  `json:"seed"`
@@ -56,6 +65,10 @@ type Result struct {
 	Fetches   int     `json:"fetches"`
 	VsHalving float64 `json:"vs_halving"`
 	FetchRate float64 `json:"fetches_vs_halving"`
+	// ReleaseStale is the page-hours pages stayed stale after a release
+	// changed them (mix R), and ReleaseVsHalving its share of Halving's.
+	ReleaseStale     float64 `json:"release_stale_h,omitempty"`
+	ReleaseVsHalving float64 `json:"release_vs_halving,omitempty"`
 }
 
 func run(args []string, out io.Writer) error {
@@ -65,6 +78,7 @@ func run(args []string, out io.Writer) error {
 	days := fs.Int("days", 60, "measured days")
 	cadence := fs.Duration("cadence", 24*time.Hour, "time between runs")
 	seed := fs.Uint64("seed", 1, "seed of the change times")
+	mixName := fs.String("mix", "A", "A (Poisson pages, no sitemap lastmod), or R, R-honest, R-generated (sections releasing in bursts, behind no lastmod, honest lastmods, generated lastmods)")
 	asJSON := fs.Bool("json", false, "one JSON object per line and policy")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -78,6 +92,13 @@ func run(args []string, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	w := world{pages: *pages, warmup: time.Duration(*warmup) * schedule.Day, days: time.Duration(*days) * schedule.Day, cadence: *cadence, seed: *seed}
+	if m := strings.ToUpper(*mixName); m != "A" {
+		mix, err := sim.MixByName(*mixName)
+		if err != nil || mix.Releases == nil {
+			return fmt.Errorf("-mix %s: use A, R, R-honest or R-generated", *mixName)
+		}
+		w.mix = &mix
+	}
 	base, err := w.measure(filepath.Join(dir, "halving.db"), schedule.DefaultHalving)
 	if err != nil {
 		return err
@@ -89,6 +110,12 @@ func run(args []string, out io.Writer) error {
 	base.Policy, def.Policy = "halving", "default"
 	for _, r := range []*Result{&base, &def} {
 		r.Cadence, r.Pages, r.Seed = cadence.String(), *pages, *seed
+		if w.mix != nil {
+			r.Mix = w.mix.Name
+			if base.ReleaseStale > 0 {
+				r.ReleaseVsHalving = r.ReleaseStale / base.ReleaseStale
+			}
+		}
 		if base.Freshness > 0 {
 			r.VsHalving = r.Freshness/base.Freshness - 1
 		}
@@ -101,8 +128,12 @@ func run(args []string, out io.Writer) error {
 			}
 			continue
 		}
-		fmt.Fprintf(out, "%-8s runs every %v, %d pages: freshness %.4f (%+.1f%%), %d fetches (%.3f× Halving's)\n",
+		fmt.Fprintf(out, "%-8s runs every %v, %d pages: freshness %.4f (%+.1f%%), %d fetches (%.3f× Halving's)",
 			r.Policy, *cadence, *pages, r.Freshness, 100*r.VsHalving, r.Fetches, r.FetchRate)
+		if w.mix != nil {
+			fmt.Fprintf(out, ", release staleness %.0f page-hours (%.2f× Halving's)", r.ReleaseStale, r.ReleaseVsHalving)
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }
@@ -111,6 +142,42 @@ type world struct {
 	pages                 int
 	warmup, days, cadence time.Duration
 	seed                  uint64
+	mix                   *sim.Mix // a mix with releases; nil: mix A's Poisson pages
+}
+
+// truth is the site's pages as they really are: each page's path ("" for
+// the generated flat paths of mix A), change times (offsets from the
+// start), which of them were releases, whether it sends Last-Modified and
+// what its sitemap lists.
+type truth struct {
+	paths   []string
+	changes [][]time.Duration
+	release [][]bool
+	lm      []bool
+	sitemap []string
+}
+
+// truths draws the site: mix A's Poisson pages, or the simulator's world
+// of the release mix (no births or deaths).
+func (w world) truths() (truth, error) {
+	if w.mix == nil {
+		changes, lm := w.changes()
+		return truth{changes: changes, lm: lm, release: make([][]bool, len(changes)), sitemap: make([]string, len(changes))}, nil
+	}
+	sw, err := sim.NewWorld(sim.Config{Mix: *w.mix, Pages: w.pages, Days: int(w.days / schedule.Day), Warmup: int(w.warmup / schedule.Day), Seed: w.seed, Cadence: w.cadence, Turnover: -1})
+	if err != nil {
+		return truth{}, err
+	}
+	var t truth
+	for i := range sw.Pages() {
+		p := sw.Truth(i)
+		t.paths = append(t.paths, p.Path+".html")
+		t.changes = append(t.changes, p.Changes)
+		t.release = append(t.release, p.Release)
+		t.lm = append(t.lm, p.LastModified)
+		t.sitemap = append(t.sitemap, p.Sitemap)
+	}
+	return t, nil
 }
 
 // changes draws every page's change times (offsets from the start) from
@@ -152,21 +219,33 @@ type event struct {
 func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 	start := testsite.DefaultStart
 	clk := clock.NewAutoFake(start)
+	tr, err := w.truths()
+	if err != nil {
+		return Result{}, err
+	}
 	// A fixed host name: the URLs, and with them each revisit's jitter
 	// (a hash of the URL), are the same on every run of the program.
-	site := testsite.New(testsite.Options{Pages: w.pages, Clock: clk, NoLastMod: true, Host: "docs.example.test"})
+	site := testsite.New(testsite.Options{Pages: w.pages, Paths: tr.paths, Clock: clk, NoLastMod: true, Host: "docs.example.test"})
 	defer site.Close()
 	paths := site.Paths()
 	index := make(map[string]int, len(paths))
 	for i, p := range paths {
 		index[p] = i
 	}
-	changes, lm := w.changes()
+	changes := tr.changes
 	var events []event
 	for i, cs := range changes {
-		if !lm[i] {
-			site.Update(paths[i], func(p *testsite.Page) { p.LastMod = false })
-		}
+		site.Update(paths[i], func(p *testsite.Page) {
+			p.LastMod = tr.lm[i]
+			switch tr.sitemap[i] {
+			case "honest":
+				p.ListedLastMod = testsite.ListModified
+			case "generated":
+				p.ListedLastMod = testsite.ListGenerated
+			default:
+				p.ListedLastMod = testsite.ListNone
+			}
+		})
 		for _, at := range cs {
 			events = append(events, event{at, i})
 		}
@@ -194,6 +273,7 @@ func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 	}
 	next := make([]int, w.pages) // first change not seen by the stored copy
 	var staleSum float64         // page-hours stale in the measured window
+	var releaseSum float64       // of those, the stale periods a release began
 	fetches := 0
 	end := w.warmup + w.days
 	stale := func(i int, upTo time.Duration) { // close page i's stale time up to upTo
@@ -204,6 +284,9 @@ func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 			since := max(changes[i][next[i]], w.warmup)
 			if upTo > since {
 				staleSum += (upTo - since).Hours()
+				if tr.release[i] != nil && tr.release[i][next[i]] {
+					releaseSum += (upTo - since).Hours()
+				}
 			}
 		}
 	}
@@ -238,5 +321,5 @@ func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 		stale(i, end)
 	}
 	live := float64(w.pages) * w.days.Hours()
-	return Result{Freshness: 1 - staleSum/live, Fetches: fetches}, nil
+	return Result{Freshness: 1 - staleSum/live, Fetches: fetches, ReleaseStale: releaseSum}, nil
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// sitemap is served, as a generator that stamps its build time on
 	// every URL does.
 	GeneratedLastMod bool
+	// Paths, when set, are the generated pages' paths, in order, instead
+	// of PathPrefix's (Pages is then len(Paths)): a harness that mirrors
+	// another site's layout names them.
+	Paths []string
 	// Sections > 0 puts the generated pages in that many sections, each a
 	// directory of consecutive pages (PathPrefix + "s03/page-0042"), as
 	// a documentation site's chapters are.
@@ -107,9 +111,11 @@ type Page struct {
 	Links       []string
 	Canonical   string
 	Priority    float64 // the sitemap's <priority>; 0: none
+	index       int     // a generated page's number (from 1), which its content derives from; 0 for others
 	// ListedLastMod, when set, is what the sitemap lists as the page's
-	// lastmod instead of its Modified time: ListNone (no lastmod),
-	// ListGenerated (the time the sitemap is served), or any other text,
+	// lastmod instead of what the site's options say: ListNone (no
+	// lastmod), ListGenerated (the time the sitemap is served),
+	// ListModified (its Modified time), or any other text,
 	// listed as it is (a date in the future, one that does not parse).
 	ListedLastMod string
 }
@@ -118,6 +124,7 @@ type Page struct {
 const (
 	ListNone      = "none"
 	ListGenerated = "generated"
+	ListModified  = "modified" // the page's Modified time, whatever the site's options
 )
 
 // Request is one logged request.
@@ -236,6 +243,9 @@ func Listen(addr string, opts Options) (*Site, error) {
 }
 
 func newSite(opts Options) *Site {
+	if len(opts.Paths) > 0 {
+		opts.Pages = len(opts.Paths)
+	}
 	if opts.Pages == 0 {
 		opts.Pages = 20
 	}
@@ -269,6 +279,7 @@ func newSite(opts Options) *Site {
 	now := s.clock.Now().UTC().Truncate(time.Second)
 	for i := 1; i <= opts.Pages; i++ {
 		p := s.newPage(s.pagePath(i), now)
+		p.index = i
 		p.Title = fmt.Sprintf("Page %d", i)
 		p.Content = s.content(i, 1)
 		p.Links = s.neighbours(i)
@@ -299,6 +310,9 @@ func (s *Site) newPage(path string, now time.Time) *Page {
 // pagePath is the path of generated page i (from 1): PathPrefix +
 // "page-0042", or with Sections PathPrefix + "s03/page-0042".
 func (s *Site) pagePath(i int) string {
+	if len(s.opts.Paths) >= i {
+		return s.opts.Paths[i-1]
+	}
 	if n := s.opts.Sections; n > 0 && s.opts.Pages > 0 {
 		sec := min((i-1)*n/s.opts.Pages, n-1)
 		return fmt.Sprintf("%ss%02d/page-%04d", s.opts.PathPrefix, sec, i)
@@ -426,9 +440,7 @@ func (s *Site) touch(p *Page) {
 func (s *Site) Edit(path string) {
 	s.Update(path, func(p *Page) {
 		s.touch(p)
-		i := 0
-		fmt.Sscanf(p.Path[strings.LastIndexByte(p.Path, '/')+1:], "page-%d", &i)
-		p.Content = s.content(i, p.Version)
+		p.Content = s.content(p.index, p.Version)
 	})
 }
 
@@ -1153,6 +1165,8 @@ func (s *Site) urlset(pages []*Page) []byte {
 		case p.ListedLastMod == ListNone:
 		case p.ListedLastMod == ListGenerated:
 			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", s.clock.Now().UTC().Format(time.RFC3339))
+		case p.ListedLastMod == ListModified:
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", p.Modified.UTC().Format(time.RFC3339))
 		case p.ListedLastMod != "":
 			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", html.EscapeString(p.ListedLastMod))
 		case s.opts.NoLastMod:

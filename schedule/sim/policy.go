@@ -280,7 +280,7 @@ func (x *index) Extra(now time.Time) []Known {
 // run from the pages' stored histories, as the engine does (the simulator's
 // Default keeps one model over the whole simulation, which is faster).
 func DefaultRebuilt() Policy {
-	return &index{name: "Default (rebuilt)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange(), rebuild: true}
+	return &index{name: "Default (rebuilt)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange(nil), rebuild: true}
 }
 
 // ReleaseOracle is Default told every release as it happens: a page's
@@ -288,7 +288,7 @@ func DefaultRebuilt() Policy {
 // its last fetch changed it (the releases' true shares), not what the
 // model learned. It bounds what learning co-change can reach.
 func ReleaseOracle() Policy {
-	x := &index{name: "Default (release oracle)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange()}
+	x := &index{name: "Default (release oracle)", trust: TrustLearned, p: schedule.Index{}, own: true, co: schedule.NewCoChange(nil)}
 	x.releases = func(k Known, since, now time.Time) float64 {
 		w := k.p.w
 		evs := w.bySection[k.p.t.section]
@@ -310,7 +310,7 @@ func (x *index) Uncapped() bool { return x.free }
 // DefaultUncapped is Default not capped at the simulator's budget: what
 // the engine's default spends on its own estimate of the baseline's spend.
 func DefaultUncapped() Policy {
-	return &index{name: "Default (uncapped)", trust: TrustLearned, p: schedule.Index{}, own: true, free: true, co: schedule.NewCoChange()}
+	return &index{name: "Default (uncapped)", trust: TrustLearned, p: schedule.Index{}, own: true, free: true, co: schedule.NewCoChange(nil)}
 }
 
 // Default is the engine's default policy, schedule.Index with no
@@ -323,7 +323,7 @@ func Default() Policy { return DefaultWith("Default", TrustLearned) }
 
 // DefaultWith is the engine's default policy with the sitemap trust t.
 func DefaultWith(name string, t Trust) Policy {
-	return &index{name: name, trust: t, p: schedule.Index{}, own: true, co: schedule.NewCoChange()}
+	return &index{name: name, trust: t, p: schedule.Index{}, own: true, co: schedule.NewCoChange(nil)}
 }
 
 // DefaultPrevious is the default before co-change and forced lastmods:
@@ -426,7 +426,7 @@ func (x *index) Plan(now time.Time, budget schedule.Rate, pages []Known) {
 			sorted := slices.Clone(pages)
 			slices.SortFunc(sorted, func(a, b Known) int { return cmp.Compare(a.Path(), b.Path()) })
 			x.hot = map[string]struct{}{}
-			b := schedule.NewCoChangeBuilder(now, func(url string, _ schedule.Page, _ float64) {
+			b := schedule.NewCoChangeBuilder(now, nil, func(url string, _ schedule.Page, _ float64) {
 				x.hot[schedule.ClusterOf(url)] = struct{}{}
 			})
 			for _, k := range sorted {

@@ -348,3 +348,37 @@ func (t *truth) importance() float64 {
 	}
 	return 1
 }
+
+// PageTruth is one page of a World as it really is, for a harness that
+// drives a real crawler through the same world (examples/enginefresh).
+type PageTruth struct {
+	// Path is the page's URL path (its section's directory, then its name).
+	Path string
+	// Birth and Death are offsets from Epoch; a Death at or after the
+	// horizon means the page lives on.
+	Birth, Death time.Duration
+	// Changes are the page's content changes, sorted, and Release[i]
+	// says whether Changes[i] came with a release of its section.
+	Changes []time.Duration
+	Release []bool
+	// LastModified says the origin sends the time of the last change as
+	// Last-Modified.
+	LastModified bool
+	// Sitemap is what the page's sitemap lists as its lastmod: "none",
+	// "honest" or "generated".
+	Sitemap string
+}
+
+// Truth returns page i of the world (0 ≤ i < Pages()); its slices are the
+// world's own, to be read only.
+func (w *World) Truth(i int) PageTruth {
+	t := &w.pages[i]
+	rel := t.release
+	if rel == nil {
+		rel = make([]bool, len(t.changes))
+	}
+	return PageTruth{
+		Path: w.path(i), Birth: t.birth, Death: t.death, Changes: t.changes, Release: rel,
+		LastModified: t.lm == lmReliable, Sitemap: [smModes]string{"none", "honest", "generated"}[t.sm],
+	}
+}
