@@ -45,11 +45,37 @@ func run(args []string, out io.Writer) error {
 	only := fs.String("policies", "", "comma-separated policies to run (default all): "+strings.Join(sim.PolicyKeys(), ", ")+"; halving always runs first")
 	grid := fs.Bool("grid", false, "run the default (capped at Halving's fetches, and uncapped) against Halving on mixes A and B at every cadence of the README table (1h, 6h, 24h, 168h); one JSON line each")
 	table := fs.String("table", "", "print the README's scheduler table (Markdown) from a file of -grid lines, and run nothing")
+	releases := fs.Bool("releases", false, "run Halving, the previous default, the default and the release oracle on mix R (or -mix R-honest, R-generated) at every cadence of the README table; one JSON line each")
+	releaseTable := fs.String("release-table", "", "print the README's release table (Markdown) from a file of -releases lines, and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *table != "" {
 		return writeTable(out, *table)
+	}
+	if *releaseTable != "" {
+		return writeReleaseTable(out, *releaseTable)
+	}
+	if *releases {
+		name := *mixName
+		if strings.EqualFold(name, "A") {
+			name = "R"
+		}
+		mix, err := sim.MixByName(name)
+		if err != nil || mix.Releases == nil {
+			return fmt.Errorf("-releases needs a mix with releases (R, R-honest, R-generated), not %q", *mixName)
+		}
+		for _, c := range gridCadences {
+			cfg := sim.Config{Mix: mix, Pages: *pages, Days: *days, Warmup: *warmup, Seed: *seed, Cadence: c}
+			res, err := sim.Compare(cfg, *seeds, []sim.Maker{sim.Halving, sim.DefaultPrevious, sim.Default, sim.ReleaseOracle})
+			if err != nil {
+				return err
+			}
+			if err := writeJSON(out, cfg, *seeds, res); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if *grid {
 		for _, m := range []string{"A", "B"} {
@@ -144,6 +170,9 @@ type line struct {
 	FetchRate float64 `json:"fetches_vs_halving"`
 	MeanAgeH  float64 `json:"mean_age_h"`
 	Budget    float64 `json:"budget_per_day"`
+	// ReleaseStaleH is the release staleness (mix R): page-hours stale
+	// after release events.
+	ReleaseStaleH float64 `json:"release_stale_h,omitempty"`
 }
 
 func writeJSON(out io.Writer, cfg sim.Config, seeds int, results []sim.Result) error {
@@ -154,6 +183,7 @@ func writeJSON(out io.Writer, cfg sim.Config, seeds int, results []sim.Result) e
 			Policy: sim.Key(r.Policy), Name: r.Policy, Mix: cfg.Mix.Name, Cadence: cfg.Cadence.String(),
 			Pages: cfg.Pages, Days: cfg.Days, Warmup: cfg.Warmup, Seeds: seeds, Seed: cfg.Seed,
 			Freshness: r.Freshness, Fetches: r.Fetches, MeanAgeH: r.MeanAge.Hours(), Budget: float64(r.Budget),
+			ReleaseStaleH: r.ReleaseStale,
 		}
 		if ref.Freshness > 0 {
 			l.VsHalving = r.Freshness/ref.Freshness - 1
@@ -246,4 +276,57 @@ func cadenceName(c time.Duration) string {
 		return fmt.Sprintf("%d h", c/time.Hour)
 	}
 	return c.String()
+}
+
+// writeReleaseTable renders the README's release table from -releases
+// lines: per cadence, Halving's, the previous default's and the default's
+// freshness, the default's gain over Halving at its fetches, and the
+// release staleness of the default against the previous default's; the
+// release oracle's freshness bounds what learning co-change can reach.
+func writeReleaseTable(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var order []string
+	got := map[string]map[string]line{}
+	dec := json.NewDecoder(f)
+	var head line
+	for {
+		var l line
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if got[l.Cadence] == nil {
+			got[l.Cadence] = map[string]line{}
+			order = append(order, l.Cadence)
+		}
+		got[l.Cadence][l.Policy] = l
+		head = l
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("%s: no results", path)
+	}
+	fmt.Fprintf(out, "| runs every | `Halving` fresh | previous default | default | vs Halving | fetches vs Halving's | release staleness vs previous default | release oracle: vs Halving |\n")
+	fmt.Fprintf(out, "|---|---|---|---|---|---|---|---|\n")
+	for _, c := range order {
+		h, p, d, o := got[c]["halving"], got[c]["default-previous"], got[c]["default"], got[c]["release-oracle"]
+		if h.Policy == "" || p.Policy == "" || d.Policy == "" || o.Policy == "" {
+			return fmt.Errorf("%s: cadence %s lacks a policy", path, c)
+		}
+		cd, err := time.ParseDuration(c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rel := 0.0
+		if p.ReleaseStaleH > 0 {
+			rel = d.ReleaseStaleH / p.ReleaseStaleH
+		}
+		fmt.Fprintf(out, "| %s | %.3f | %.3f | %.3f | %+.1f%% | %.3f | %.2f× | %+.1f%% |\n", cadenceName(cd), h.Freshness, p.Freshness, d.Freshness, 100*d.VsHalving, d.FetchRate, rel, 100*o.VsHalving)
+	}
+	fmt.Fprintf(out, "\nmix %s, %d pages, %d days measured after %d days of warm-up, mean of %d seeds.\n", head.Mix, head.Pages, head.Days, head.Warmup, head.Seeds)
+	return nil
 }

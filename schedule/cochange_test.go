@@ -1,0 +1,185 @@
+package schedule_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recrawl/recrawl/schedule"
+)
+
+func TestClusterOf(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://h/docs/guide/a", "https://h/docs/guide/"},
+		{"https://h/docs/guide/a?x=/y", "https://h/docs/guide/"},
+		{"https://h/docs/guide/#/frag", "https://h/docs/guide/"},
+		{"/docs/s01/p1", "/docs/s01/"},
+		{"page", ""},
+		{"", ""},
+	} {
+		require.Equal(t, tc.want, schedule.ClusterOf(tc.in), tc.in)
+	}
+}
+
+// coWorld feeds a model the fetches of a site of sections of 40 pages,
+// each page fetched every day at a random hour: with releases, every few
+// days one section's pages change together (half of them); without, each
+// page changes alone at the same mean rate.
+func coWorld(m *schedule.CoChange, releases bool, days int, seed uint64) map[string]schedule.Page {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	const sections, per = 10, 40
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pages := map[string]schedule.Page{}
+	changedSince := map[string]bool{}
+	url := func(s, i int) string { return fmt.Sprintf("https://h/docs/s%02d/p%02d", s, i) }
+	for s := range sections {
+		for i := range per {
+			pages[url(s, i)] = schedule.Page{LastFetched: start, ChangeRate: 0.05}
+		}
+	}
+	for day := range days {
+		now := start.Add(time.Duration(day) * schedule.Day)
+		// Changes during the day.
+		if releases {
+			if day%2 == 0 {
+				s := rng.IntN(sections)
+				for i := range per {
+					if rng.Float64() < 0.5 {
+						changedSince[url(s, i)] = true
+					}
+				}
+			}
+		} else {
+			for u := range pages {
+				if rng.Float64() < 0.025 { // the releases' mean rate, a page at a time
+					changedSince[u] = true
+				}
+			}
+		}
+		// Each page fetched once a day, at its own hour.
+		for s := range sections {
+			for i := range per {
+				u := url(s, i)
+				at := now.Add(time.Duration(1+(s*per+i)%23) * time.Hour)
+				p := pages[u]
+				obs := schedule.Observation{At: at, Changed: changedSince[u]}
+				m.Check(u, p, obs)
+				p = schedule.Observe(p, obs)
+				pages[u] = p
+				delete(changedSince, u)
+			}
+		}
+	}
+	return pages
+}
+
+// A site whose sections change together is learned as such: a page whose
+// siblings were found changed since its last fetch gets a co-change
+// chance; a site whose pages change alone is not, and gets none.
+func TestCoChangeLearnsSections(t *testing.T) {
+	m := schedule.NewCoChange(nil)
+	coWorld(m, true, 60, 1)
+	require.True(t, m.Learned(), "sections that release together")
+	v := m.Value("https://h/docs/s00/x")
+	require.Zero(t, v[0][1], "no excess, no chance")
+	require.Greater(t, v[3][1], 0.2, "a large excess: a release touched about half of the section")
+
+	alone := schedule.NewCoChange(nil)
+	pages := coWorld(alone, false, 60, 1)
+	require.False(t, alone.Learned(), "pages that change alone")
+	for u, p := range pages {
+		require.Zero(t, alone.Chance(u, p, p.LastFetched.Add(schedule.Day)), u)
+	}
+}
+
+// After a release is found on some pages of a section, their siblings not
+// fetched since have a chance; the pages of other sections, and siblings
+// fetched after the changes were found, have none.
+func TestCoChangeChanceAfterRelease(t *testing.T) {
+	m := schedule.NewCoChange(nil)
+	coWorld(m, true, 60, 2)
+	require.True(t, m.Learned())
+	m.Touched()
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	before := schedule.Page{LastFetched: t0, ChangeRate: 0.05}
+	for i := range 6 { // six siblings fetched an hour later found changed
+		u := fmt.Sprintf("https://h/docs/s03/found%d", i)
+		m.Check(u, schedule.Page{LastFetched: t0.Add(-time.Hour), ChangeRate: 0.05}, schedule.Observation{At: t0.Add(time.Hour), Changed: true})
+	}
+	now := t0.Add(2 * time.Hour)
+	require.Greater(t, m.Chance("https://h/docs/s03/other", before, now), 0.1)
+	require.Zero(t, m.Chance("https://h/docs/s04/other", before, now), "another section")
+	require.Zero(t, m.Chance("https://h/docs/s03/other", schedule.Page{LastFetched: now, ChangeRate: 0.05}, now.Add(time.Hour)), "fetched since")
+	require.Zero(t, m.Chance("https://h/docs/s03/other", schedule.Page{}, now), "never fetched")
+	require.Equal(t, []string{"https://h/docs/s03/"}, m.Touched())
+	require.Empty(t, m.Touched(), "Touched forgets")
+}
+
+// A Cluster function that puts every page in "" turns co-change off.
+func TestCoChangeNoCluster(t *testing.T) {
+	m := schedule.NewCoChange(func(string) string { return "" })
+	coWorld(m, true, 30, 3)
+	require.False(t, m.Learned())
+}
+
+// The builder learns from the pages' stored histories what the online
+// model learned from every fetch as it happened.
+func TestCoChangeBuilderLearnsFromHistories(t *testing.T) {
+	online := schedule.NewCoChange(nil)
+	pages := coWorld(online, true, 40, 4)
+	var exposed int
+	b := schedule.NewCoChangeBuilder(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), nil, func(string, schedule.Page, float64) { exposed++ })
+	for _, u := range sortedKeys(pages) {
+		b.Add(u, pages[u])
+	}
+	built := b.Model()
+	require.True(t, built.Learned())
+	require.Empty(t, built.Touched(), "history is not news")
+	on, bu := online.Value("https://h/docs/s00/x"), built.Value("https://h/docs/s00/x")
+	require.InDelta(t, on[3][1], bu[3][1], 0.15)
+}
+
+func sortedKeys(m map[string]schedule.Page) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func TestLastModVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    schedule.LastModTrust
+		want schedule.Verdict
+	}{
+		{"no evidence", schedule.LastModTrust{}, schedule.Sample},
+		{"too little", schedule.LastModTrust{MovedSame: 7}, schedule.Sample},
+		{"honest", schedule.LastModTrust{MovedChanged: 8, StillSame: 100}, schedule.Force},
+		{"generated", schedule.LastModTrust{MovedSame: 8}, schedule.Rank},
+		{"mostly lies", schedule.LastModTrust{MovedChanged: 2, MovedSame: 8}, schedule.Rank},
+		{"half true", schedule.LastModTrust{MovedChanged: 5, MovedSame: 5}, schedule.Force},
+		{"corrupt counts", schedule.LastModTrust{MovedChanged: -3, MovedSame: math.Inf(1)}, schedule.Sample},
+	} {
+		require.Equal(t, tc.want, tc.t.Verdict(schedule.DefaultLastModSample), tc.name)
+	}
+}
+
+func ExampleCoChange() {
+	m := schedule.NewCoChange(nil) // clusters by URL directory
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Every fetch is handed to Check; a crawler ranks with Chance.
+	p := schedule.Page{LastFetched: t0, ChangeRate: 0.1}
+	m.Check("https://docs.example.com/guide/install", p, schedule.Observation{At: t0.Add(24 * time.Hour), Changed: true})
+	fmt.Println(m.Learned(), m.Chance("https://docs.example.com/guide/usage", p, t0.Add(25*time.Hour)))
+	// Output: false 0
+}
