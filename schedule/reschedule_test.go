@@ -10,7 +10,6 @@ import (
 	"github.com/recrawl/recrawl/schedule"
 )
 
-
 func fetched(at time.Time, changed bool) schedule.Outcome {
 	return schedule.Outcome{URL: "https://h/a", At: at, Kind: schedule.Fetched, Observation: schedule.Observation{At: at, Changed: changed}}
 }
