@@ -114,6 +114,7 @@ func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 		})
 		if merr := st.MarkAlertFailed(context.WithoutCancel(ctx), a.ID, now, err.Error()); merr != nil {
 			r.log.WarnContext(ctx, "recording an alert failure failed", "alert", a.ID, "err", merr)
+			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
 		}
 		r.log.WarnContext(ctx, "alert not delivered; it stays pending", "alert", a.ID, "url", a.URL, "err", err)
 		return
@@ -125,6 +126,7 @@ func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 	if merr := st.MarkDelivered(context.WithoutCancel(ctx), a.ID, now); merr != nil {
 		// The sink has it; at worst it is sent again with the same ID.
 		r.log.WarnContext(ctx, "recording an alert delivery failed", "alert", a.ID, "err", merr)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
 		return
 	}
 	r.tally.add(func(rep *Report) {

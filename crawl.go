@@ -120,11 +120,7 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	return links, nil
 }
 
-func (r *run) fatalErr() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.fatal
-}
+func (r *run) fatalErr() error { return r.fatal.get() }
 
 // crawledResponse turns a crawled answer into what a Fetcher would have
 // returned: a Response for definitive answers, a *fetch.StatusError for the

@@ -281,13 +281,17 @@ type run struct {
 	// tally is the run's report, counted by every stage.
 	tally *tally
 
+	lastLock      atomic.Int64 // when the lock was last refreshed, Unix nanoseconds
+	fatal         firstError   // what stopped the run, if an error did
+	discErr       error        // the discovery's *DiscoveryError, set by execute
+	direct        atomic.Int64 // requests sent by fetchers that bypass the engine's transport
+	held          bool         // execute took the run lock: end releases it
+	stopHeartbeat func()       // set by execute, called by end
+
 	// mu guards the run's coordination below (not the report).
-	mu       sync.Mutex
-	lastLock time.Time
-	fatal    error
-	handled  map[string]bool    // URLs whose outcome this run already recorded (crawls)
-	tickets  map[string]*ticket // crawled URLs prepared and not yet handled
-	direct   int                // requests sent by fetchers that bypass the engine's transport
+	mu      sync.Mutex
+	handled map[string]bool    // URLs whose outcome this run already recorded (crawls)
+	tickets map[string]*ticket // crawled URLs prepared and not yet handled
 
 	commits *committer // the state-write stage
 
@@ -346,8 +350,28 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, run: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.tally = newTally(r.source, r.start)
-	r.lastLock = r.start
+	r.lastLock.Store(r.start.UnixNano())
 	r.log = e.cfg.Logger.With("source", r.source)
+	err := r.execute(ctx, src)
+	// The run's lifetime ends in one order: the heartbeat stops, the lock
+	// is released, the committer drains, and only then is the report
+	// read, a copy that nothing changes after.
+	rep := r.end(ctx)
+	if err == nil {
+		err = r.fatal.get()
+	}
+	if err == nil {
+		err = r.discErr
+	}
+	r.log.InfoContext(ctx, "run finished", "due", rep.Due, "fetched", rep.Fetched, "changed", rep.Changed,
+		"new", rep.New, "gone", rep.Gone, "failed", rep.FailedTotal(), "stopped_by", rep.StoppedBy, "err", err)
+	return rep, err
+}
+
+// execute is the body of Run: lock, plan, discover, fetch. What it
+// starts, end stops.
+func (r *run) execute(ctx context.Context, src discover.Source) error {
+	e := r.e
 	st := e.st
 	var claimed []crawlstate.Row // a joined shared run's first claim
 	var join bool
@@ -358,27 +382,20 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		err = r.lock(ctx, r.start)
 	}
 	if errors.Is(err, errStoppedWaiting) {
-		return r.finish(), nil
+		return nil
 	}
 	if err != nil {
-		return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
+		return fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
-	stopHeartbeat := r.heartbeat(ctx)
-	defer func() {
-		stopHeartbeat()
-		// Release even when ctx is cancelled; a run that no longer
-		// holds the lock (a shared run past its offer) releases nothing.
-		if err := st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
-			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
-		}
-	}()
+	r.held = true
+	r.stopHeartbeat = r.heartbeat(ctx)
 	r.log.InfoContext(ctx, "run started", "joined", join)
 	r.commits = newCommitter(ctx, r)
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
 		// A site whose rules cannot be read is not touched at all.
 		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
 			r.endShare(ctx)
-			return r.finish(), fmt.Errorf("recrawl: run %s: %w", r.source, err)
+			return fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
 	var handOn *[]*crawlstate.Row
@@ -390,38 +407,39 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	pl, err := e.planRun(ctx, r.source, r.run, handOn, !join)
 	if err != nil {
 		r.endShare(ctx)
-		return r.finish(), err
+		return err
 	}
 	sched := pl.sched
 	r.sched, r.co = sched, pl.co
 	if !join && st.sharer == nil {
 		if r.exposed, err = e.exposedRows(ctx, r.source, r.start, pl); err != nil {
-			return r.finish(), err
+			return err
 		}
 	}
 	r.chain = r.newChain(sched)
 	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
 		r.endShare(ctx)
-		return r.finish(), err
+		return err
 	}
 	// Alerts a crash or a failing sink left undelivered go out first.
 	if err := r.deliverPending(ctx); err != nil {
 		r.endShare(ctx)
-		return r.finish(), err
+		return err
 	}
 
-	var disc discovery
 	if join {
 		err = r.work(ctx, claimed)
 	} else {
+		var disc discovery
 		disc, err = r.discover(ctx, src)
 		if err != nil {
-			return r.finish(), err
+			return err
 		}
 		if ctx.Err() != nil {
-			return r.finish(), ctx.Err()
+			return ctx.Err()
 		}
+		r.discErr = disc.err
 		e.setRereads(r.source, !disc.kept)
 		if !disc.kept {
 			r.handOn = nil // discovery changed rows: the due walk reads them
@@ -443,23 +461,35 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		err = serr
 	}
 	if err != nil {
-		return r.finish(), err
+		return err
 	}
 	total, gone, err := st.Count(ctx, r.source)
 	if err != nil {
-		return r.finish(), fmt.Errorf("recrawl: counting rows: %w", err)
+		return fmt.Errorf("recrawl: counting rows: %w", err)
 	}
 	r.tally.add(func(rep *Report) { rep.FullRecrawlRequests = total - gone })
-	rep := r.finish()
-	r.log.InfoContext(ctx, "run finished", "due", rep.Due, "fetched", rep.Fetched, "changed", rep.Changed,
-		"new", rep.New, "gone", rep.Gone, "failed", rep.FailedTotal(), "stopped_by", rep.StoppedBy)
-	if r.fatal != nil {
-		return rep, r.fatal
+	return nil
+}
+
+// end ends the run's lifetime, in this order: the heartbeat stops (it can
+// no longer end the run), the run lock is released (even when ctx is
+// cancelled; a run that no longer holds it, a shared run past its offer,
+// releases nothing), the committer commits and counts every outcome, and
+// the report is closed. It returns the report, a copy.
+func (r *run) end(ctx context.Context) *Report {
+	if r.stopHeartbeat != nil {
+		r.stopHeartbeat()
 	}
-	if disc.err != nil {
-		return rep, disc.err
+	if r.held {
+		if err := r.e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
+			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+		}
 	}
-	return rep, nil
+	if r.commits != nil {
+		r.commits.close() // every outcome is committed and counted
+	}
+	return r.tally.close(r.e.cfg.Clock.Now(), int(r.budget.sent.Load())+int(r.direct.Load()))
 }
 
 // rereads reports whether the last run of source changed rows in its
@@ -487,16 +517,6 @@ func (e *Engine) setRereads(source string, changed bool) {
 func finished(rep *Report, at time.Time) *Report {
 	rep.FinishedAt = at
 	return rep
-}
-
-func (r *run) finish() *Report {
-	if r.commits != nil {
-		r.commits.close() // every outcome is committed and counted
-	}
-	r.mu.Lock()
-	direct := r.direct
-	r.mu.Unlock()
-	return r.tally.close(r.e.cfg.Clock.Now(), int(r.budget.sent.Load())+direct)
 }
 
 // stoppedBy returns what stopped the run so far ("" if nothing).
@@ -531,14 +551,23 @@ func (r *run) halted() bool {
 	return r.stopped.Load()
 }
 
-// setFatal ends the run with err.
+// setFatal ends the run with err (the first one stays).
 func (r *run) setFatal(err error) {
-	r.mu.Lock()
-	if r.fatal == nil {
-		r.fatal = err
-	}
-	r.mu.Unlock()
+	r.fatal.set(err)
 	r.stopWith(StopError)
+}
+
+// firstError holds the first error set, for any goroutine to set and
+// read.
+type firstError struct{ p atomic.Pointer[error] }
+
+func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
+
+func (f *firstError) get() error {
+	if p := f.p.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // fatalError reports errors that must stop a run: the fetcher says so.

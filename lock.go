@@ -127,10 +127,7 @@ func (r *run) heartbeat(ctx context.Context) (stop func()) {
 // a third of LockTTL passed since the last refresh.
 func (r *run) refreshLock(ctx context.Context) {
 	now := r.e.cfg.Clock.Now()
-	r.mu.Lock()
-	due := now.Sub(r.lastLock) > r.e.cfg.LockTTL/3
-	r.mu.Unlock()
-	if due {
+	if now.Sub(time.Unix(0, r.lastLock.Load())) > r.e.cfg.LockTTL/3 {
 		r.refresh(ctx, now)
 	}
 }
@@ -148,6 +145,7 @@ func (r *run) refresh(ctx context.Context, now time.Time) bool {
 				return false
 			}
 			r.log.WarnContext(ctx, "extending the leases of claimed rows failed", "err", err)
+			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Leases++ })
 			return true
 		}
 	} else if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
@@ -162,12 +160,13 @@ func (r *run) refresh(ctx context.Context, now time.Time) bool {
 			r.setFatal(fmt.Errorf("recrawl: run %s: %w", r.source, err))
 			return false
 		}
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Lock++ })
 		return true // a passing state error: the next tick tries again
 	}
-	r.mu.Lock()
-	if now.After(r.lastLock) {
-		r.lastLock = now
+	for t := now.UnixNano(); ; {
+		last := r.lastLock.Load()
+		if t <= last || r.lastLock.CompareAndSwap(last, t) {
+			return true
+		}
 	}
-	r.mu.Unlock()
-	return true
 }

@@ -193,6 +193,7 @@ func (p *pageRun) logEvents(ctx context.Context) {
 	}
 	if err := p.r.e.st.LogEvents(context.WithoutCancel(ctx), p.r.source, p.events); err != nil {
 		p.r.log.WarnContext(ctx, "logging stage events failed", "url", p.row.URL, "err", err)
+		p.r.tally.add(func(rep *Report) { rep.StateWriteFailures.Events++ })
 	}
 	p.events = nil
 }
@@ -468,6 +469,7 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 	if err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
 		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Failures++ })
 	} else {
 		r.tally.add(func(rep *Report) {
 			rep.RetriesDeferred++
@@ -516,9 +518,7 @@ func (r *run) countRequests(t *ticket, resp *fetch.Response, err error) {
 	case err != nil && !errors.Is(err, fetch.ErrDenied) && !errors.Is(err, fetch.ErrCapReached):
 		n = 1
 	}
-	r.mu.Lock()
-	r.direct += n
-	r.mu.Unlock()
+	r.direct.Add(int64(n))
 }
 
 // skipDue counts a due URL that was not requested or whose content was not

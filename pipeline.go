@@ -176,6 +176,7 @@ func (p *pageRun) embed(ctx context.Context, chunks []crawlstate.Chunk) ([][]flo
 		}
 		if err := e.st.PutVectors(ctx, model, fresh); err != nil {
 			r.log.WarnContext(ctx, "caching vectors failed", "err", err)
+			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Vectors++ })
 		}
 		if cached == nil {
 			cached = map[string][]float32{}

@@ -179,6 +179,10 @@ type Report struct {
 	// Scheduler names the policy that scheduled this run's revisits
 	// ("optimal", "halving", or the type of a custom Scheduler).
 	Scheduler string `json:"scheduler"`
+	// StateWriteFailures counts the state writes that failed while the run
+	// went on without them, by kind.
+	StateWriteFailures StateWriteFailures `json:"state_write_failures"`
+
 	// Limit is how many due rows the run's plan (or Config.Budget) let it
 	// rank and fetch; the rows it owed a fetch come on top (never fetched,
 	// owed a retry) or are counted in it without ever being starved (a
@@ -189,6 +193,35 @@ type Report struct {
 
 	// StoppedBy names the cap that ended the run early, if any.
 	StoppedBy string `json:"stopped_by,omitempty"`
+}
+
+// StateWriteFailures counts, by kind, the writes to the state that failed
+// while a run went on without them; each is also logged.
+type StateWriteFailures struct {
+	// Events: a page's stage events (Explain lacks them).
+	Events int `json:"events"`
+	// Failures: a failed page's record and backoff (the row keeps its
+	// next check and is retried at the next run).
+	Failures int `json:"failures"`
+	// Leases: extending a shared run's leases of the rows it claimed
+	// (another engine may take and fetch them when they expire).
+	Leases int `json:"leases"`
+	// Lock: refreshing the run lock, a passing error (a lost lock stops
+	// the run instead).
+	Lock int `json:"lock"`
+	// Releases: releasing the run lock or claimed rows, or withdrawing
+	// rows from a shared run (they return when their lease expires).
+	Releases int `json:"releases"`
+	// Alerts: recording an alert's delivery or failure (it stays pending
+	// and may be delivered again, under its ID).
+	Alerts int `json:"alerts"`
+	// Vectors: caching chunk vectors (they are embedded again next time).
+	Vectors int `json:"vectors"`
+}
+
+// Total is the number of failed writes of every kind.
+func (s StateWriteFailures) Total() int {
+	return s.Events + s.Failures + s.Leases + s.Lock + s.Releases + s.Alerts + s.Vectors
 }
 
 // FailedTotal returns the number of URLs that failed at any stage.

@@ -61,7 +61,8 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		err := r.lock(ctx, now)
 		if err == nil {
 			if waited {
-				r.start, r.run, r.lastLock = now, now, now
+				r.start, r.run = now, now
+				r.lastLock.Store(now.UnixNano())
 				r.tally.add(func(rep *Report) { rep.StartedAt = now })
 			}
 			break
@@ -87,6 +88,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 	unlock := func() {
 		if err := e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
 			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 		}
 	}
 	starts, err := sh.Runs(ctx, r.source, 1)
@@ -164,6 +166,7 @@ func (r *run) offerDue(ctx context.Context) error {
 	r.working.Store(true) // before the unlock: the heartbeat extends leases now
 	if err := e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
 		r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -277,6 +280,7 @@ func (r *run) withdrawSkipped(ctx context.Context) {
 	}
 	if err := r.e.st.sharer.Withdraw(context.WithoutCancel(ctx), r.source, r.owner, urls); err != nil {
 		r.log.WarnContext(ctx, "withdrawing skipped rows failed; they return to the others when their leases expire", "rows", len(urls), "err", err)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 	}
 }
 
@@ -291,6 +295,7 @@ func (r *run) endShare(ctx context.Context) {
 	r.withdrawSkipped(ctx)
 	if err := r.e.st.sharer.Release(context.WithoutCancel(ctx), r.source, r.owner, nil); err != nil {
 		r.log.WarnContext(ctx, "releasing claimed rows failed; they return to the others when their leases expire", "err", err)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 	}
 }
 

@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"maps"
 	"sync"
 	"time"
 )
@@ -86,11 +87,14 @@ func (t *tally) event(ev Event, count func(rep *Report)) Event {
 	return ev
 }
 
-// close stamps the report's end and its request count, and returns it.
+// close stamps the report's end and its request count, and returns a
+// copy of it: what the run hands out, which nothing changes after.
 func (t *tally) close(at time.Time, requests int) *Report {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rep.FinishedAt = at
 	t.rep.Requests = requests
-	return t.rep
+	c := *t.rep
+	c.Failed, c.Skipped, c.Stages = maps.Clone(t.rep.Failed), maps.Clone(t.rep.Skipped), maps.Clone(t.rep.Stages)
+	return &c
 }
