@@ -28,10 +28,12 @@ var errWrite = errors.New("disk full")
 // failure records, cached vectors and alert outcomes.
 type writeFailing struct{ testStore }
 
-func (writeFailing) LogEvents(context.Context, string, []crawlstate.StageEvent) error { return errWrite }
-func (writeFailing) RecordFailure(context.Context, string, crawlstate.Failure) error   { return errWrite }
-func (writeFailing) PutVectors(context.Context, string, map[string][]float32) error   { return errWrite }
-func (writeFailing) MarkDelivered(context.Context, string, time.Time) error            { return errWrite }
+func (writeFailing) LogEvents(context.Context, string, []crawlstate.StageEvent) error {
+	return errWrite
+}
+func (writeFailing) RecordFailure(context.Context, string, crawlstate.Failure) error { return errWrite }
+func (writeFailing) PutVectors(context.Context, string, map[string][]float32) error  { return errWrite }
+func (writeFailing) MarkDelivered(context.Context, string, time.Time) error          { return errWrite }
 
 // The writes of the state that fail while a run goes on are counted in
 // its Report, a field per kind, and the run still ends well.
