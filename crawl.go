@@ -34,15 +34,17 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	if err := d.flush(ctx); err != nil {
 		return ctx, discover.Validators{}, "", err
 	}
-	r.mu.Lock()
-	if r.handled[n] {
-		r.mu.Unlock()
+	t := &ticket{b: &r.budget}
+	dup := false
+	r.book.with(func(b *book) {
+		if dup = b.handled[n]; !dup {
+			b.handled[n] = true
+			b.tickets[n] = t
+		}
+	})
+	if dup {
 		return ctx, discover.Validators{}, SkipDuplicate, nil
 	}
-	r.handled[n] = true
-	t := &ticket{b: &r.budget}
-	r.tickets[n] = t
-	r.mu.Unlock()
 	r.tally.add(func(rep *Report) { rep.Due++ }) // a crawled page is due in this run by definition
 	row, err := r.e.st.Get(ctx, r.source, n)
 	if err != nil {
@@ -50,9 +52,7 @@ func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (co
 	}
 	if row.Excluded != "" {
 		// Known not to be a page: not requested, listed as it is.
-		r.mu.Lock()
-		delete(r.tickets, n)
-		r.mu.Unlock()
+		r.book.with(func(b *book) { delete(b.tickets, n) })
 		r.tally.add(func(rep *Report) { rep.Due-- })
 		return ctx, discover.Validators{}, skipKnown, nil
 	}
@@ -100,10 +100,11 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: reading %s: %w", n, err)
 	}
-	r.mu.Lock()
-	t := r.tickets[n]
-	delete(r.tickets, n)
-	r.mu.Unlock()
+	var t *ticket
+	r.book.with(func(b *book) {
+		t = b.tickets[n]
+		delete(b.tickets, n)
+	})
 	if page.Prefetched && t != nil {
 		// Entry's detection sent the start page's request, outside the
 		// ticket's context: it counts against the page cap all the same.
@@ -154,16 +155,17 @@ func crawledResponse(p discover.CrawledPage) (*fetch.Response, error) {
 // The crawl normally yields the link first; if it has not, the URL is
 // queued here without being counted, and counted when it is yielded.
 func (d *discoverer) prepare(n, raw string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	k := d.key(n)
-	if _, seen := d.seen[k]; seen {
-		return
-	}
-	d.seen[k] = struct{}{}
-	if d.prepared == nil {
-		d.prepared = map[[2]uint64]bool{}
-	}
-	d.prepared[k] = true
-	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: raw})
+	d.locked(func() error {
+		k := d.key(n)
+		if _, seen := d.seen[k]; seen {
+			return nil
+		}
+		d.seen[k] = struct{}{}
+		if d.prepared == nil {
+			d.prepared = map[[2]uint64]bool{}
+		}
+		d.prepared[k] = true
+		d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: raw})
+		return nil
+	})
 }

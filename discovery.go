@@ -101,12 +101,10 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		return discovery{}, fmt.Errorf("recrawl: marking missing URLs: %w", err)
 	}
 	r.tally.add(func(rep *Report) { rep.Missing = n })
-	d.mu.Lock()
-	upserts := d.upserts
-	d.mu.Unlock()
-	r.mu.Lock()
-	crawled := len(r.handled)
-	r.mu.Unlock()
+	var upserts int
+	d.locked(func() error { upserts = d.upserts; return nil })
+	var crawled int
+	r.book.with(func(b *book) { crawled = len(b.handled) })
 	if out.kept = n == 0 && upserts == 0 && crawled == 0; out.kept {
 		seen := r.start.Round(0).UTC() // as the state stores and reads it back
 		for i := range r.handOn {
@@ -163,6 +161,14 @@ type discoverer struct {
 	prepared  map[[2]uint64]bool
 }
 
+// locked calls fn under d.mu, the one place that takes it, and returns
+// its error.
+func (d *discoverer) locked(fn func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return fn()
+}
+
 func (d *discoverer) key(n string) [2]uint64 {
 	return [2]uint64{maphash.String(d.seed1, n), maphash.String(d.seed2, n)}
 }
@@ -184,41 +190,39 @@ func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 		r.skip(l.URL, SkipInvalid)
 		return nil
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	k := d.key(n)
-	if d.prepared[k] {
-		// A crawl prepared the page before yielding it: count it now.
-		delete(d.prepared, k)
+	return d.locked(func() error {
+		k := d.key(n)
+		if d.prepared[k] {
+			// A crawl prepared the page before yielding it: count it now.
+			delete(d.prepared, k)
+			r.tally.add(func(rep *Report) {
+				rep.Accepted++
+			})
+			return nil
+		}
+		if _, dup := d.seen[k]; dup {
+			r.tally.add(func(rep *Report) {
+				rep.Duplicates++
+			})
+			return nil
+		}
+		d.seen[k] = struct{}{}
 		r.tally.add(func(rep *Report) {
 			rep.Accepted++
 		})
+		if l.HasPriority && r.e.cfg.SitemapPriority && r.e.cfg.Weight == nil {
+			r.setPriority(n, l.Priority)
+		}
+		d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod, Via: l.Via})
+		if len(d.batch) >= discoverBatch {
+			return d.flushLocked(ctx)
+		}
 		return nil
-	}
-	if _, dup := d.seen[k]; dup {
-		r.tally.add(func(rep *Report) {
-			rep.Duplicates++
-		})
-		return nil
-	}
-	d.seen[k] = struct{}{}
-	r.tally.add(func(rep *Report) {
-		rep.Accepted++
 	})
-	if l.HasPriority && r.e.cfg.SitemapPriority && r.e.cfg.Weight == nil {
-		r.setPriority(n, l.Priority)
-	}
-	d.batch = append(d.batch, crawlstate.Discovered{URL: n, OriginalURL: l.URL, LastMod: l.LastMod, Via: l.Via})
-	if len(d.batch) >= discoverBatch {
-		return d.flushLocked(ctx)
-	}
-	return nil
 }
 
 func (d *discoverer) flush(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.flushLocked(ctx)
+	return d.locked(func() error { return d.flushLocked(ctx) })
 }
 
 func (d *discoverer) flushLocked(ctx context.Context) error {
@@ -261,9 +265,9 @@ func (d *discoverer) storeDocsLocked(ctx context.Context) error {
 }
 
 func (d *discoverer) rowsChanged() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.changed
+	var n int
+	d.locked(func() error { n = d.changed; return nil })
+	return n
 }
 
 // unchanged marks the URLs an unchanged document listed before as seen.
@@ -273,12 +277,13 @@ func (d *discoverer) unchanged(ctx context.Context, docURL string) error {
 	if err != nil {
 		return fmt.Errorf("recrawl: marking the URLs of unchanged %s seen: %w", docURL, err)
 	}
-	d.mu.Lock()
-	if d.untouched == nil {
-		d.untouched = map[string]bool{}
-	}
-	d.untouched[docURL] = true
-	d.mu.Unlock()
+	d.locked(func() error {
+		if d.untouched == nil {
+			d.untouched = map[string]bool{}
+		}
+		d.untouched[docURL] = true
+		return nil
+	})
 	r.tally.add(func(rep *Report) {
 		rep.Unlisted += n
 	})
@@ -286,9 +291,9 @@ func (d *discoverer) unchanged(ctx context.Context, docURL string) error {
 }
 
 func (d *discoverer) entryUnchanged(entry string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.untouched[entry]
+	var u bool
+	d.locked(func() error { u = d.untouched[entry]; return nil })
+	return u
 }
 
 // skip counts a URL skipped at discovery.
@@ -335,13 +340,13 @@ func (d documents) PutDocument(ctx context.Context, doc discover.DocumentInfo) e
 		FetchedAt: d.at,
 	}
 	if d.d != nil {
-		d.d.mu.Lock()
-		defer d.d.mu.Unlock()
-		if d.d.stateErr != nil {
-			return d.d.stateErr
-		}
-		d.d.docs = append(d.d.docs, stored)
-		return nil
+		return d.d.locked(func() error {
+			if d.d.stateErr != nil {
+				return d.d.stateErr
+			}
+			d.d.docs = append(d.d.docs, stored)
+			return nil
+		})
 	}
 	return d.st.PutDocument(ctx, d.source, stored)
 }

@@ -39,13 +39,12 @@ type Engine struct {
 
 	observerMu sync.Mutex // serializes Observer calls across runs
 
-	// rereadMu guards reread: the sources whose last run's discovery
-	// changed rows, so that the rows planning read could not be handed on
-	// to the due walk. Their next run plans over the planning columns
-	// alone and reads the due queue, as a source whose listing changes
-	// every run must.
-	rereadMu sync.Mutex
-	reread   map[string]bool
+	// reread holds the sources whose last run's discovery changed rows
+	// (as keys), so that the rows planning read could not be handed on to
+	// the due walk. Their next run plans over the planning columns alone
+	// and reads the due queue, as a source whose listing changes every
+	// run must.
+	reread sync.Map
 
 	// mu guards the start of runs against Shutdown, as http.Server does:
 	// a run is added to runs only under mu and only while not closing, so
@@ -257,26 +256,14 @@ type run struct {
 	// working: a shared run past its offer, whose claimed rows' leases
 	// the heartbeat extends (it holds no run lock).
 	working atomic.Bool
-	// withdraw holds the claimed rows of a shared run that it ended
-	// without recording them (robots.txt forbids them, ...), to withdraw
-	// from the run's offer before it waits (guarded by mu).
-	withdraw []string
 
 	budget  budget
 	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
-	sched   schedule.Scheduler
-	chain   schedule.Rescheduler // every outcome's next check (newChain)
-	co      *schedule.CoChange   // the source's co-change model, learned at planning
+	scheduling // the plan, the rescheduling chain, the co-change model
 	// exposed holds the rows not due that planning found exposed to
 	// their siblings' changes and worth a look, for the first wave.
 	exposed []crawlstate.Row
-	// pickedURLs holds the URLs a wave picked (guarded by mu), for a
-	// later wave to pass by.
-	pickedURLs map[string]bool
-	trust      trust // the source's sitemap lastmod trust
-
-	prioMu     sync.Mutex
-	priorities map[string]float64 // weights from sitemap <priority>, by normalized URL (SitemapPriority)
+	trust sourceTrust // the source's sitemap lastmod trust
 
 	// tally is the run's report, counted by every stage.
 	tally *tally
@@ -288,10 +275,10 @@ type run struct {
 	held          bool         // execute took the run lock: end releases it
 	stopHeartbeat func()       // set by execute, called by end
 
-	// mu guards the run's coordination below (not the report).
-	mu      sync.Mutex
-	handled map[string]bool    // URLs whose outcome this run already recorded (crawls)
-	tickets map[string]*ticket // crawled URLs prepared and not yet handled
+	// book is what the run's goroutines share of its coordination (not
+	// the report): the URLs a crawl handled, their tickets, and the rows
+	// a shared run must withdraw.
+	book guarded[book]
 
 	commits *committer // the state-write stage
 
@@ -347,7 +334,9 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	// Every request of the run, a back end's own (Config.Fetcher, Remote,
 	// a Geonode map) included, is bounded by the request timeout.
 	ctx = fetch.WithRequestTimeout(ctx, e.limits.RequestTimeout)
-	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, run: now, handled: map[string]bool{}, tickets: map[string]*ticket{}}
+	r := &run{e: e, source: src.Name(), owner: newOwner(now).String(), start: now, run: now}
+	r.book.v = book{handled: map[string]bool{}, tickets: map[string]*ticket{}}
+	r.scheduling = scheduling{cfg: &e.cfg, trust: &r.trust}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.tally = newTally(r.source, r.start)
 	r.lastLock.Store(r.start.UnixNano())
@@ -410,13 +399,13 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 		return err
 	}
 	sched := pl.sched
-	r.sched, r.co = sched, pl.co
+	r.scheduling.start = r.start // a shared run that waited for the lock started when it got it
+	r.plan(sched, pl.co)
 	if !join && st.sharer == nil {
 		if r.exposed, err = e.exposedRows(ctx, r.source, r.start, pl); err != nil {
 			return err
 		}
 	}
-	r.chain = r.newChain(sched)
 	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
 		r.endShare(ctx)
@@ -457,7 +446,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 			err = r.fetchDue(ctx)
 		}
 	}
-	if serr := r.saveTrust(ctx); serr != nil && err == nil {
+	if serr := r.trust.save(ctx); serr != nil && err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -495,22 +484,16 @@ func (r *run) end(ctx context.Context) *Report {
 // rereads reports whether the last run of source changed rows in its
 // discovery (see Engine.reread).
 func (e *Engine) rereads(source string) bool {
-	e.rereadMu.Lock()
-	defer e.rereadMu.Unlock()
-	return e.reread[source]
+	_, ok := e.reread.Load(source)
+	return ok
 }
 
 func (e *Engine) setRereads(source string, changed bool) {
-	e.rereadMu.Lock()
-	defer e.rereadMu.Unlock()
-	if !changed {
-		delete(e.reread, source)
-		return
+	if changed {
+		e.reread.Store(source, true)
+	} else {
+		e.reread.Delete(source)
 	}
-	if e.reread == nil {
-		e.reread = map[string]bool{}
-	}
-	e.reread[source] = true
 }
 
 // finished stamps a report that no run filled.
@@ -555,6 +538,30 @@ func (r *run) halted() bool {
 func (r *run) setFatal(err error) {
 	r.fatal.set(err)
 	r.stopWith(StopError)
+}
+
+// guarded is a value that goroutines share under a mutex, taken in one
+// place: with.
+type guarded[T any] struct {
+	mu sync.Mutex
+	v  T
+}
+
+// with calls fn with the value under the lock. fn must not block.
+func (g *guarded[T]) with(fn func(v *T)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fn(&g.v)
+}
+
+// book is a run's shared coordination.
+type book struct {
+	handled map[string]bool    // URLs whose outcome this run already recorded (crawls)
+	tickets map[string]*ticket // crawled URLs prepared and not yet handled
+	// withdraw holds the claimed rows of a shared run that it ended
+	// without recording them (robots.txt forbids them, ...), to withdraw
+	// from the run's offer before it waits.
+	withdraw []string
 }
 
 // firstError holds the first error set, for any goroutine to set and

@@ -212,7 +212,7 @@ func (p *pageRun) fail(ctx context.Context, stage string, cause error) {
 func (p *pageRun) schedule(res *crawlstate.Result, obs schedule.Observation) {
 	d := p.r.reschedule(p.row, schedule.Outcome{At: p.now, Kind: schedule.Fetched, Observation: obs})
 	if !obs.First {
-		p.r.countTrust(p.row, obs.Changed)
+		p.r.trust.count(p.row, obs.Changed)
 	}
 	res.Interval = d.Page.Interval
 	stats := statsOf(d.Page)

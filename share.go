@@ -245,9 +245,8 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 // crawled reports whether a crawl of this run already requested url;
 // such a row leaves Report.Due, which counted it.
 func (r *run) crawled(url string) bool {
-	r.mu.Lock()
-	handled := r.handled[url]
-	r.mu.Unlock()
+	var handled bool
+	r.book.with(func(b *book) { handled = b.handled[url] })
 	if handled {
 		r.tally.add(func(rep *Report) { rep.Due-- })
 	}
@@ -261,9 +260,7 @@ func (r *run) crawled(url string) bool {
 // another engine to fetch.
 func (r *run) skippedShared(url, reason string) {
 	if r.working.Load() && (reason == SkipRobots || reason == SkipOffHostRedirect) {
-		r.mu.Lock()
-		r.withdraw = append(r.withdraw, url)
-		r.mu.Unlock()
+		r.book.with(func(b *book) { b.withdraw = append(b.withdraw, url) })
 	}
 }
 
@@ -271,10 +268,8 @@ func (r *run) skippedShared(url, reason string) {
 // offer. A failure is logged: the rows return to the others when their
 // leases expire.
 func (r *run) withdrawSkipped(ctx context.Context) {
-	r.mu.Lock()
-	urls := r.withdraw
-	r.withdraw = nil
-	r.mu.Unlock()
+	var urls []string
+	r.book.with(func(b *book) { urls, b.withdraw = b.withdraw, nil })
 	if len(urls) == 0 {
 		return
 	}

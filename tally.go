@@ -20,19 +20,23 @@ func newTally(source string, start time.Time) *tally {
 	return &tally{rep: newReport(source, start)}
 }
 
-// add applies count to the report. count only counts: it must not block
-// or call back into the run.
-func (t *tally) add(count func(rep *Report)) {
+// with calls fn with the report under the tally's lock, the one place
+// that takes it. fn must not block or call back into the run.
+func (t *tally) with(fn func(rep *Report)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	count(t.rep)
+	fn(t.rep)
 }
+
+// add applies count to the report. count only counts: it must not block
+// or call back into the run.
+func (t *tally) add(count func(rep *Report)) { t.with(count) }
 
 // read returns what get reads of the report.
 func read[T any](t *tally, get func(rep *Report) T) T {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return get(t.rep)
+	var v T
+	t.with(func(rep *Report) { v = get(rep) })
+	return v
 }
 
 // stage counts an attempt (delta 0), a success (1) or a failure (-1) of
@@ -69,32 +73,33 @@ func (t *tally) stoppedBy() string {
 // end counts a due URL's end with count and returns the URL's event,
 // stamped with the URLs finished so far and the due URLs read so far.
 func (t *tally) end(ev Event, count func(rep *Report)) Event {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	count(t.rep)
-	t.done++
-	ev.Done, ev.Due = t.done, t.rep.Due
+	t.with(func(rep *Report) {
+		count(rep)
+		t.done++
+		ev.Done, ev.Due = t.done, rep.Due
+	})
 	return ev
 }
 
 // event returns an event that ends no due URL (a discovery skip), stamped
 // as end stamps, after count.
 func (t *tally) event(ev Event, count func(rep *Report)) Event {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	count(t.rep)
-	ev.Done, ev.Due = t.done, t.rep.Due
+	t.with(func(rep *Report) {
+		count(rep)
+		ev.Done, ev.Due = t.done, rep.Due
+	})
 	return ev
 }
 
 // close stamps the report's end and its request count, and returns a
 // copy of it: what the run hands out, which nothing changes after.
 func (t *tally) close(at time.Time, requests int) *Report {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rep.FinishedAt = at
-	t.rep.Requests = requests
-	c := *t.rep
-	c.Failed, c.Skipped, c.Stages = maps.Clone(t.rep.Failed), maps.Clone(t.rep.Skipped), maps.Clone(t.rep.Stages)
+	var c Report
+	t.with(func(rep *Report) {
+		rep.FinishedAt = at
+		rep.Requests = requests
+		c = *rep
+		c.Failed, c.Skipped, c.Stages = maps.Clone(rep.Failed), maps.Clone(rep.Skipped), maps.Clone(rep.Stages)
+	})
 	return &c
 }

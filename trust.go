@@ -10,19 +10,25 @@ import (
 	"github.com/recrawl/recrawl/schedule"
 )
 
-// trust is a run's view of its source's sitemap lastmod trust, listing
-// document by listing document (a sitemap index's child sitemaps may be
-// written by different generators): what the state held at the start and
-// what this run's fetches add. The state keeps each document's counts
-// under documentTrustKey, and the source's sum under the source's name.
-type trust struct {
+// sourceTrust is a run's view of its source's sitemap lastmod trust,
+// listing document by listing document (a sitemap index's child sitemaps
+// may be written by different generators): what the state held at the
+// start and what this run's fetches add. The state keeps each document's
+// counts under documentTrustKey, and the source's sum under the source's
+// name. Its methods are safe for concurrent use.
+type sourceTrust struct {
+	st      *store
+	source  string
+	start   time.Time
 	learned bool // Config.SitemapTrust is TrustLearned
-	mu      sync.Mutex
-	source  schedule.LastModTrust // the source's counts at the start, decayed
-	docs    map[string]*docTrust
+
+	mu    sync.Mutex
+	total schedule.LastModTrust // the source's counts at the start, decayed
+	docs  map[string]*docTrust
 }
 
-// docTrust is one listing document's trust in a run.
+// docTrust is one listing document's trust in a run (guarded by its
+// sourceTrust's mu).
 type docTrust struct {
 	known   schedule.LastModTrust // stored at the run's start, decayed
 	delta   schedule.LastModTrust // counted by this run
@@ -33,133 +39,155 @@ type docTrust struct {
 // trust of one listing document of a source.
 func documentTrustKey(source, document string) string { return source + "\n" + document }
 
+// with calls fn under the lock, the one place that takes it.
+func (t *sourceTrust) with(fn func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fn()
+}
+
 // loadTrust reads the source's trust counts.
 func (r *run) loadTrust(ctx context.Context) error {
-	r.trust.learned = r.e.cfg.SitemapTrust == TrustLearned
-	r.trust.docs = map[string]*docTrust{}
-	c, err := r.e.st.LastModTrust(ctx, r.source)
+	t := &r.trust
+	t.st, t.source, t.start = r.e.st, r.source, r.start
+	t.learned = r.e.cfg.SitemapTrust == TrustLearned
+	t.docs = map[string]*docTrust{}
+	c, err := t.st.LastModTrust(ctx, t.source)
 	if err != nil {
-		return fmt.Errorf("recrawl: reading the sitemap trust of %s: %w", r.source, err)
+		return fmt.Errorf("recrawl: reading the sitemap trust of %s: %w", t.source, err)
 	}
-	r.trust.source = schedule.LastModTrust(c).Decayed(schedule.DefaultTrustMemory)
+	t.total = schedule.LastModTrust(c).Decayed(schedule.DefaultTrustMemory)
 	return nil
 }
 
 // document returns the trust of a listing document, read from the state
 // the first time the run meets the document.
-func (r *run) document(ctx context.Context, doc string) (*docTrust, error) {
-	r.trust.mu.Lock()
-	d := r.trust.docs[doc]
-	r.trust.mu.Unlock()
+func (t *sourceTrust) document(ctx context.Context, doc string) (*docTrust, error) {
+	var d *docTrust
+	t.with(func() { d = t.docs[doc] })
 	if d != nil {
 		return d, nil
 	}
-	c, err := r.e.st.LastModTrust(ctx, documentTrustKey(r.source, doc))
+	c, err := t.st.LastModTrust(ctx, documentTrustKey(t.source, doc))
 	if err != nil {
 		return nil, fmt.Errorf("recrawl: reading the sitemap trust of %s: %w", doc, err)
 	}
-	r.trust.mu.Lock()
-	defer r.trust.mu.Unlock()
-	if d = r.trust.docs[doc]; d == nil {
-		d = &docTrust{known: schedule.LastModTrust(c).Decayed(schedule.DefaultTrustMemory)}
-		r.trust.docs[doc] = d
-	}
+	t.with(func() {
+		if d = t.docs[doc]; d == nil {
+			d = &docTrust{known: schedule.LastModTrust(c).Decayed(schedule.DefaultTrustMemory)}
+			t.docs[doc] = d
+		}
+	})
 	return d, nil
 }
 
 // known is the trust the run's ranking and next checks weigh a row of doc
 // by: its document's as stored at the start, or the source's for a
 // document the run has not read.
-func (r *run) known(doc string) schedule.LastModTrust {
-	r.trust.mu.Lock()
-	defer r.trust.mu.Unlock()
-	if d := r.trust.docs[doc]; d != nil {
-		return d.known
-	}
-	return r.trust.source
+func (t *sourceTrust) known(doc string) schedule.LastModTrust {
+	k := t.total
+	t.with(func() {
+		if d := t.docs[doc]; d != nil {
+			k = d.known
+		}
+	})
+	return k
 }
 
-// verdict is what doc's evidence, this run's fetches included, says of
-// its moved rows (schedule.LastModTrust.Verdict), and how many more of
-// them this run may fetch for its sample.
-func (r *run) verdict(d *docTrust) (schedule.Verdict, int) {
-	r.trust.mu.Lock()
-	defer r.trust.mu.Unlock()
-	t := d.known.Plus(d.delta)
-	v := t.Verdict(schedule.DefaultLastModSample)
-	room := 0
-	if v == schedule.Sample {
-		room = max(int(float64(schedule.DefaultLastModSample)-(t.MovedChanged+t.MovedSame))-d.sampled, 0)
-	}
+// verdict is what d's evidence, this run's fetches included, says of its
+// moved rows (schedule.LastModTrust.Verdict), and how many more of them
+// this run may fetch for its sample.
+func (t *sourceTrust) verdict(d *docTrust) (v schedule.Verdict, room int) {
+	t.with(func() {
+		e := d.known.Plus(d.delta)
+		v = e.Verdict(schedule.DefaultLastModSample)
+		if v == schedule.Sample {
+			room = max(int(float64(schedule.DefaultLastModSample)-(e.MovedChanged+e.MovedSame))-d.sampled, 0)
+		}
+	})
 	return v, room
 }
 
-// sampledOne counts a moved row dispatched for doc's sample.
-func (r *run) sampledOne(d *docTrust) {
-	r.trust.mu.Lock()
-	d.sampled++
-	r.trust.mu.Unlock()
+// sampledOne counts a moved row dispatched for d's sample.
+func (t *sourceTrust) sampledOne(d *docTrust) { t.with(func() { d.sampled++ }) }
+
+// lastMod is the sitemap lastmod of row the run believes: zero for none,
+// and for one after the run's start by more than schedule's clock skew (a
+// date in the future would read as moved after every fetch).
+func (t *sourceTrust) lastMod(row crawlstate.Row) time.Time {
+	if row.SitemapLastMod.After(t.start.Add(schedule.DefaultClockSkew)) {
+		return time.Time{}
+	}
+	return row.SitemapLastMod
 }
 
-// countTrust counts one fetch of row that found (or not) a real change,
-// when the row's sitemap lists a lastmod and the row was fetched before:
-// had the lastmod moved since that fetch? The count goes to the row's
-// listing document.
-func (r *run) countTrust(row crawlstate.Row, changed bool) {
-	if r.lastMod(row).IsZero() || row.ContentHash == "" || row.LastFetched.IsZero() {
+// moved reports whether row's believed sitemap lastmod moved after its
+// last fetch.
+func (t *sourceTrust) moved(row crawlstate.Row) bool {
+	lm := t.lastMod(row)
+	return !lm.IsZero() && row.ContentHash != "" && lm.After(row.LastFetched)
+}
+
+// count counts one fetch of row that found (or not) a real change, when
+// the row's sitemap lists a lastmod and the row was fetched before: had
+// the lastmod moved since that fetch? The count goes to the row's listing
+// document.
+func (t *sourceTrust) count(row crawlstate.Row, changed bool) {
+	if t.lastMod(row).IsZero() || row.ContentHash == "" || row.LastFetched.IsZero() {
 		return
 	}
-	r.trust.mu.Lock()
-	defer r.trust.mu.Unlock()
-	d := r.trust.docs[row.ListedIn]
-	if d == nil {
-		// A row the run did not meet in its due walk (a crawl's): its
-		// document's stored counts are read when the run ends.
-		d = &docTrust{known: r.trust.source}
-		r.trust.docs[row.ListedIn] = d
-	}
-	d.delta.Add(r.moved(row), changed)
+	moved := t.moved(row)
+	t.with(func() {
+		d := t.docs[row.ListedIn]
+		if d == nil {
+			// A row the run did not meet in its due walk (a crawl's): the
+			// counts are added to its document's when the run ends.
+			d = &docTrust{known: t.total}
+			t.docs[row.ListedIn] = d
+		}
+		d.delta.Add(moved, changed)
+	})
 }
 
-// saveTrust adds the run's counts to the stored ones, each document's and
-// the source's sum. It runs even when ctx is cancelled: the fetches it
-// counts were recorded.
-func (r *run) saveTrust(ctx context.Context) error {
-	r.trust.mu.Lock()
+// save adds the run's counts to the stored ones, each document's and the
+// source's sum. It runs even when ctx is cancelled: the fetches it counts
+// were recorded.
+func (t *sourceTrust) save(ctx context.Context) error {
 	deltas := map[string]schedule.LastModTrust{}
 	var sum schedule.LastModTrust
-	for doc, d := range r.trust.docs {
-		if d.delta.Total() > 0 {
-			deltas[doc] = d.delta
-			sum = sum.Plus(d.delta)
+	t.with(func() {
+		for doc, d := range t.docs {
+			if d.delta.Total() > 0 {
+				deltas[doc] = d.delta
+				sum = sum.Plus(d.delta)
+			}
+			d.delta = schedule.LastModTrust{}
 		}
-		d.delta = schedule.LastModTrust{}
-	}
-	r.trust.mu.Unlock()
+	})
 	if sum.Total() == 0 {
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
 	for doc, d := range deltas {
-		if err := r.e.st.AddLastModTrust(ctx, documentTrustKey(r.source, doc), crawlstate.LastModCounts(d), schedule.DefaultTrustMemory); err != nil {
+		if err := t.st.AddLastModTrust(ctx, documentTrustKey(t.source, doc), crawlstate.LastModCounts(d), schedule.DefaultTrustMemory); err != nil {
 			return fmt.Errorf("recrawl: storing the sitemap trust of %s: %w", doc, err)
 		}
 	}
-	if err := r.e.st.AddLastModTrust(ctx, r.source, crawlstate.LastModCounts(sum), schedule.DefaultTrustMemory); err != nil {
-		return fmt.Errorf("recrawl: storing the sitemap trust of %s: %w", r.source, err)
+	if err := t.st.AddLastModTrust(ctx, t.source, crawlstate.LastModCounts(sum), schedule.DefaultTrustMemory); err != nil {
+		return fmt.Errorf("recrawl: storing the sitemap trust of %s: %w", t.source, err)
 	}
 	return nil
 }
 
 // hint is what the sitemap says of a page that doc lists with lastmod,
-// when the engine learns lastmod trust: the scheduler's ranking and next check then
-// weigh the lastmod by the source's measured trust. The zero hint says
-// nothing.
-func (r *run) hint(p schedule.Page, doc string, lastmod time.Time) schedule.SitemapHint {
-	if !r.trust.learned || lastmod.IsZero() {
+// when the engine learns lastmod trust: the scheduler's ranking and next
+// check then weigh the lastmod by the source's measured trust. The zero
+// hint says nothing.
+func (t *sourceTrust) hint(p schedule.Page, doc string, lastmod time.Time) schedule.SitemapHint {
+	if !t.learned || lastmod.IsZero() {
 		return schedule.SitemapHint{}
 	}
-	return schedule.SitemapHint{Listed: true, Moved: lastmod.After(p.LastFetched), Trust: r.known(doc)}
+	return schedule.SitemapHint{Listed: true, Moved: lastmod.After(p.LastFetched), Trust: t.known(doc)}
 }
 
 // LastModTrust returns what src's sitemap lastmods have proven worth so
@@ -173,14 +201,4 @@ func (e *Engine) LastModTrust(ctx context.Context, src string) (schedule.LastMod
 		return schedule.LastModTrust{}, fmt.Errorf("recrawl: sitemap trust of %s: %w", src, err)
 	}
 	return schedule.LastModTrust(c), nil
-}
-
-// setPriority keeps the weight a sitemap's priority gives url.
-func (r *run) setPriority(url string, priority float64) {
-	r.prioMu.Lock()
-	defer r.prioMu.Unlock()
-	if r.priorities == nil {
-		r.priorities = map[string]float64{}
-	}
-	r.priorities[url] = max(priority, 0.005) / 0.5
 }

@@ -51,6 +51,18 @@ type wave struct {
 // BatchThreshold of them are due (fetchPlain). Each wave's fetches are
 // recorded before the next wave is picked.
 func (r *run) fetchDue(ctx context.Context) error {
+	return (&selector{r: r}).fetchDue(ctx)
+}
+
+// selector picks a run's rows, wave after wave. It is used by one
+// goroutine, the one that picks.
+type selector struct {
+	r      *run
+	picked map[string]bool // the URLs a wave picked, for a later wave to pass by
+}
+
+func (sl *selector) fetchDue(ctx context.Context) error {
+	r := sl.r
 	// Report.Due is counted by the first wave's due walk (eachDue), not
 	// by a count query: every due row is dispatched or skipped with its
 	// own event, so the walk sees each of them once.
@@ -61,7 +73,7 @@ func (r *run) fetchDue(ctx context.Context) error {
 	if split {
 		w.limit = int(math.Ceil(firstWave * float64(limit)))
 	}
-	if err := r.fetchWave(ctx, w); err != nil || limit < 0 {
+	if err := sl.fetchWave(ctx, w); err != nil || limit < 0 {
 		return err
 	}
 	if w.deferred == 0 && !split {
@@ -72,17 +84,18 @@ func (r *run) fetchDue(ctx context.Context) error {
 		w2.limit = 0
 	}
 	var err error
-	if w2.extra, err = r.siblings(ctx); err != nil {
+	if w2.extra, err = sl.siblings(ctx); err != nil {
 		return err
 	}
-	return r.fetchWave(ctx, w2)
+	return sl.fetchWave(ctx, w2)
 }
 
 // fetchWave picks w's rows and fetches them through a run of the stages.
-func (r *run) fetchWave(ctx context.Context, w *wave) error {
+func (sl *selector) fetchWave(ctx context.Context, w *wave) error {
+	r := sl.r
 	s := r.startStages(ctx)
 	var plain []crawlstate.Row
-	qerr := r.selectWave(ctx, w, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
+	qerr := sl.selectWave(ctx, w, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
 	r.fetchPlain(ctx, s, plain, qerr == nil)
 	s.wait()
 	if err := ctx.Err(); err != nil {
@@ -98,17 +111,18 @@ func (r *run) fetchWave(ctx context.Context, w *wave) error {
 func (r *run) selectDue(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
 	limit, rank, capped := r.runLimit()
 	r.tally.add(func(rep *Report) { rep.Limit = limit })
-	return r.selectWave(ctx, &wave{limit: limit, rank: rank, capped: capped, first: true, last: true}, dispatch)
+	return (&selector{r: r}).selectWave(ctx, &wave{limit: limit, rank: rank, capped: capped, first: true, last: true}, dispatch)
 }
 
 // selectWave walks the due queue for w and hands dispatch the rows to
 // fetch (see the comment at the top of this file). Without a limit it
 // dispatches every row in (NextCheck, URL) order. Only w.limit ranked rows
 // and each listing's sample are held in memory at a time.
-func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate.Row) bool) error {
+func (sl *selector) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate.Row) bool) error {
+	r := sl.r
 	stop := false
 	send := func(row *crawlstate.Row) bool {
-		r.markPicked(row.URL)
+		sl.markPicked(row.URL)
 		if !dispatch(row) {
 			stop = true
 		}
@@ -119,7 +133,7 @@ func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate
 			return r.eachDue(ctx, fn)
 		}
 		return r.e.walkDue(ctx, r.source, r.start, nil, func(row *crawlstate.Row) bool {
-			if r.picked(row.URL) {
+			if sl.picked[row.URL] {
 				return true // the first wave's
 			}
 			return fn(row)
@@ -154,7 +168,7 @@ func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate
 	}
 	var werr error
 	err := walk(func(row *crawlstate.Row) bool {
-		switch class, doc := r.classify(ctx, row, &werr); {
+		switch class, doc := sl.classify(ctx, row, &werr); {
 		case werr != nil:
 			return false
 		case class == classRanked:
@@ -164,7 +178,7 @@ func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate
 			// fetch come first within it.
 			consider(row, math.Inf(1))
 		case class == classSample:
-			v, quota := r.verdict(doc)
+			v, quota := r.trust.verdict(doc)
 			switch {
 			case v == schedule.Force:
 				// The budget counts it, as the seeds' baseline fetches
@@ -208,7 +222,7 @@ func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate
 	for _, doc := range docs {
 		set := samples[doc]
 		for i := range set.rows {
-			r.sampledOne(doc)
+			r.trust.sampledOne(doc)
 			room = max(room-1, 0)
 			if !send(&set.rows[i].row) {
 				return nil
@@ -220,7 +234,7 @@ func (r *run) selectWave(ctx context.Context, w *wave, dispatch func(*crawlstate
 		leave(*best.pop())
 	}
 	for i := range w.extra {
-		if row := &w.extra[i]; !r.picked(row.URL) {
+		if row := &w.extra[i]; !sl.picked[row.URL] {
 			consider(row, w.rank(r.ranked(*row)))
 		}
 	}
@@ -257,15 +271,16 @@ const (
 
 // classify is the class of a due row, and for classSample its listing's
 // trust (read from the state the first time; an error is set in *err).
-func (r *run) classify(ctx context.Context, row *crawlstate.Row, err *error) (int, *docTrust) {
+func (sl *selector) classify(ctx context.Context, row *crawlstate.Row, err *error) (int, *docTrust) {
+	r := sl.r
 	switch {
 	case row.ContentHash == "" || row.Failures > 0:
 		return classOwed, nil
 	case r.trust.learned:
-		if !r.moved(*row) {
+		if !r.trust.moved(*row) {
 			return classRanked, nil
 		}
-		d, derr := r.document(ctx, row.ListedIn)
+		d, derr := r.trust.document(ctx, row.ListedIn)
 		if derr != nil {
 			*err = derr
 		}
@@ -321,20 +336,11 @@ func sampleHash(url string) uint64 {
 
 // markPicked notes that a wave handed url on (or skipped it), so a later
 // wave's due walk passes it by.
-func (r *run) markPicked(url string) {
-	r.mu.Lock()
-	if r.pickedURLs == nil {
-		r.pickedURLs = map[string]bool{}
+func (sl *selector) markPicked(url string) {
+	if sl.picked == nil {
+		sl.picked = map[string]bool{}
 	}
-	r.pickedURLs[url] = true
-	r.mu.Unlock()
-}
-
-// picked reports whether a wave of this run picked url.
-func (r *run) picked(url string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pickedURLs[url]
+	sl.picked[url] = true
 }
 
 // siblingRows bounds the rows a second wave reads to find the siblings of
@@ -346,7 +352,8 @@ const siblingRows = 20_000
 // (schedule.IndexPlan.Worth), read through crawlstate.LiveLister (none
 // without it, or with Config.Cluster), at most siblingRows rows read in
 // all.
-func (r *run) siblings(ctx context.Context) ([]crawlstate.Row, error) {
+func (sl *selector) siblings(ctx context.Context) ([]crawlstate.Row, error) {
+	r := sl.r
 	ll, ok := r.e.st.State.(crawlstate.LiveLister)
 	if !ok || r.co == nil || r.e.cfg.Cluster != nil {
 		return nil, nil // a cluster of Config.Cluster's need not be a range of URLs
@@ -368,7 +375,7 @@ func (r *run) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 					done = true
 					break
 				}
-				if schedule.ClusterOf(row.URL) != key || row.Excluded != "" || !row.NextCheck.After(r.start) || r.picked(row.URL) {
+				if schedule.ClusterOf(row.URL) != key || row.Excluded != "" || !row.NextCheck.After(r.start) || sl.picked[row.URL] {
 					continue
 				}
 				p := r.ranked(row)
