@@ -257,13 +257,13 @@ type run struct {
 	// the heartbeat extends (it holds no run lock).
 	working atomic.Bool
 
-	budget  budget
-	stopped atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
-	scheduling // the plan, the rescheduling chain, the co-change model
+	budget     budget
+	stopped    atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
+	scheduling             // the plan, the rescheduling chain, the co-change model
 	// exposed holds the rows not due that planning found exposed to
 	// their siblings' changes and worth a look, for the first wave.
 	exposed []crawlstate.Row
-	trust sourceTrust // the source's sitemap lastmod trust
+	trust   sourceTrust // the source's sitemap lastmod trust
 
 	// tally is the run's report, counted by every stage.
 	tally *tally
