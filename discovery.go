@@ -43,19 +43,20 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
 		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
-		Documents:    documents{st: e.st, source: r.source, at: r.start, d: d},
+		Documents:    documents{st: e.st, at: r.start, d: d},
+		Source:       r.source,
 		OnUnchanged:  d.unchanged,
 		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
 		Pages:        &pageHandler{r: r, d: d},
 	}
 	var entry string
-	var before discover.DocumentInfo
+	var before crawlstate.Document
 	var hadBefore bool
 	if en, ok := src.(discover.Entrier); ok {
 		entry = en.EntryURL()
 		var derr error
-		if before, hadBefore, derr = env.Documents.Document(ctx, entry); derr != nil {
-			return discovery{}, fmt.Errorf("recrawl: reading the stored state of %s: %w", entry, derr)
+		if before, hadBefore, derr = r.storedDocument(ctx, entry); derr != nil {
+			return discovery{}, derr
 		}
 	}
 	err := src.Discover(ctx, env, func(l discover.Link) error { return d.yield(ctx, l) })
@@ -112,9 +113,9 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		}
 	}
 	if e.cfg.SitemapTrust == TrustAuthoritative && entry != "" && hadBefore {
-		after, ok, err := env.Documents.Document(ctx, entry)
+		after, ok, err := r.storedDocument(ctx, entry)
 		if err != nil {
-			return discovery{}, fmt.Errorf("recrawl: reading the stored state of %s: %w", entry, err)
+			return discovery{}, err
 		}
 		same := ok && after.Entries == before.Entries && !after.NewestLastMod.IsZero() &&
 			after.NewestLastMod.Equal(before.NewestLastMod) && d.rowsChanged() == 0
@@ -304,13 +305,25 @@ func (r *run) skip(url, reason string) {
 	})
 }
 
-// documents backs discover.DocumentStore with the state. A document stored
-// in a run is stamped with the run's start, the LastSeen of the URLs it
-// listed, which TouchListed relies on.
+// storedDocument is what the state holds of a discovery document; ok is
+// false when it holds nothing.
+func (r *run) storedDocument(ctx context.Context, url string) (doc crawlstate.Document, ok bool, err error) {
+	doc, err = r.e.st.Document(ctx, r.source, url)
+	if errors.Is(err, crawlstate.ErrNotFound) {
+		return crawlstate.Document{}, false, nil
+	}
+	if err != nil {
+		return crawlstate.Document{}, false, fmt.Errorf("recrawl: reading the stored state of %s: %w", url, err)
+	}
+	return doc, true, nil
+}
+
+// documents is the state's crawlstate.DocumentStore as a run's discovery
+// uses it. A document stored in a run is stamped with the run's start,
+// the LastSeen of the URLs it listed, which TouchListed relies on.
 type documents struct {
-	st     *store
-	source string
-	at     time.Time
+	st *store
+	at time.Time
 	// d, when set, holds each stored document back until the batch of
 	// URLs it listed has been written (discoverer.flushLocked): were its
 	// validators stored first and the URLs then lost (a failed write, a
@@ -319,34 +332,27 @@ type documents struct {
 	d *discoverer
 }
 
-func (d documents) Document(ctx context.Context, url string) (discover.DocumentInfo, bool, error) {
-	doc, err := d.st.Document(ctx, d.source, url)
-	if errors.Is(err, crawlstate.ErrNotFound) {
-		return discover.DocumentInfo{}, false, nil
-	}
-	if err != nil {
-		return discover.DocumentInfo{}, false, err
-	}
-	return discover.DocumentInfo{
-		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
-		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,
-	}, true, nil
+// Document implements crawlstate.DocumentStore.
+func (d documents) Document(ctx context.Context, source, url string) (crawlstate.Document, error) {
+	return d.st.Document(ctx, source, url)
 }
 
-func (d documents) PutDocument(ctx context.Context, doc discover.DocumentInfo) error {
-	stored := crawlstate.Document{
-		URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified,
-		Entries: doc.Entries, NewestLastMod: doc.NewestLastMod, ListedLastMod: doc.ListedLastMod,
-		FetchedAt: d.at,
-	}
+// TouchListed implements crawlstate.DocumentStore.
+func (d documents) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
+	return d.st.TouchListed(ctx, source, via, now)
+}
+
+// PutDocument implements crawlstate.DocumentStore.
+func (d documents) PutDocument(ctx context.Context, source string, doc crawlstate.Document) error {
+	doc.FetchedAt = d.at
 	if d.d != nil {
 		return d.d.locked(func() error {
 			if d.d.stateErr != nil {
 				return d.d.stateErr
 			}
-			d.d.docs = append(d.d.docs, stored)
+			d.d.docs = append(d.d.docs, doc)
 			return nil
 		})
 	}
-	return d.st.PutDocument(ctx, d.source, stored)
+	return d.st.PutDocument(ctx, source, doc)
 }

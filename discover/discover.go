@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recrawl/recrawl/crawlstate"
 	"log/slog"
 	"net/http"
 	"time"
@@ -71,8 +72,13 @@ type Env struct {
 
 	// Documents, when set, remembers discovery documents between runs, so
 	// a source requests them conditionally (If-None-Match /
-	// If-Modified-Since) and can tell an unchanged document cheaply.
-	Documents DocumentStore
+	// If-Modified-Since) and can tell an unchanged document cheaply. The
+	// engine backs it with its state; documents are kept under Source.
+	// (A source only reads and stores documents: it never calls
+	// TouchListed, which the engine's OnUnchanged does.)
+	Documents crawlstate.DocumentStore
+	// Source names the source the documents belong to.
+	Source string
 	// OnUnchanged, when set, is called for a document that is known to
 	// list exactly what it listed before: it answered 304, or (with
 	// TrustLastMod) its lastmod in a sitemap index did not move and it was
@@ -87,27 +93,6 @@ type Env struct {
 	// Pages, when set, lets a source that fetches pages itself (a crawl)
 	// take part in the incremental state; see PageHandler.
 	Pages PageHandler
-}
-
-// DocumentStore remembers discovery documents between runs. The engine
-// backs it with its state. Implementations are safe for concurrent use.
-type DocumentStore interface {
-	// Document returns what is stored about url; ok is false if nothing is.
-	Document(ctx context.Context, url string) (doc DocumentInfo, ok bool, err error)
-	// PutDocument stores what a source learned about a document.
-	PutDocument(ctx context.Context, doc DocumentInfo) error
-}
-
-// DocumentInfo is what a source remembers about one of its documents.
-type DocumentInfo struct {
-	URL           string
-	ETag          string // validators of the last 200
-	LastModified  string
-	Entries       int       // links the document listed
-	NewestLastMod time.Time // the newest lastmod among them; zero if none
-	// ListedLastMod is the lastmod a parent sitemap index gave for this
-	// document when it was last read; zero if none.
-	ListedLastMod time.Time
 }
 
 // PageHandler lets a source that fetches pages itself (a crawl) take part

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recrawl/recrawl/crawlstate"
 	"io"
 	"net/http"
 )
@@ -37,20 +38,23 @@ func (e Env) conditional() bool { return e.Documents != nil && e.OnUnchanged != 
 
 // stored returns what Env.Documents remembers about url; ok is false
 // without a store or without a record.
-func (e Env) stored(ctx context.Context, url string) (DocumentInfo, bool, error) {
+func (e Env) stored(ctx context.Context, url string) (crawlstate.Document, bool, error) {
 	if e.Documents == nil {
-		return DocumentInfo{}, false, nil
+		return crawlstate.Document{}, false, nil
 	}
-	info, ok, err := e.Documents.Document(ctx, url)
+	info, err := e.Documents.Document(ctx, e.Source, url)
+	if errors.Is(err, crawlstate.ErrNotFound) {
+		return crawlstate.Document{}, false, nil
+	}
 	if err != nil {
-		return DocumentInfo{}, false, fmt.Errorf("discover: reading the stored state of %s: %w", url, err)
+		return crawlstate.Document{}, false, fmt.Errorf("discover: reading the stored state of %s: %w", url, err)
 	}
-	return info, ok, nil
+	return info, true, nil
 }
 
 // validators returns the validators to send for a stored document: none
 // unless requests are conditional.
-func (e Env) validators(info DocumentInfo, ok bool) Validators {
+func (e Env) validators(info crawlstate.Document, ok bool) Validators {
 	if !ok || !e.conditional() {
 		return Validators{}
 	}

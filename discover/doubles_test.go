@@ -2,11 +2,13 @@ package discover_test
 
 import (
 	"context"
+	"github.com/recrawl/recrawl/crawlstate"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/extract"
@@ -17,25 +19,40 @@ import (
 // reported to its OnUnchanged.
 type memStore struct {
 	mu        sync.Mutex
-	docs      map[string]discover.DocumentInfo
+	docs      map[string]crawlstate.Document
 	puts      int
 	unchanged []string
 	err       error // returned by Document when set
 }
 
-func newMemStore() *memStore { return &memStore{docs: map[string]discover.DocumentInfo{}} }
+func newMemStore() *memStore { return &memStore{docs: map[string]crawlstate.Document{}} }
 
-func (m *memStore) Document(_ context.Context, url string) (discover.DocumentInfo, bool, error) {
+func (m *memStore) Document(_ context.Context, _, url string) (crawlstate.Document, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
-		return discover.DocumentInfo{}, false, m.err
+		return crawlstate.Document{}, m.err
 	}
 	d, ok := m.docs[url]
-	return d, ok, nil
+	if !ok {
+		return crawlstate.Document{}, crawlstate.ErrNotFound
+	}
+	return d, nil
 }
 
-func (m *memStore) PutDocument(_ context.Context, d discover.DocumentInfo) error {
+// get returns the stored document of url.
+func (m *memStore) get(url string) (crawlstate.Document, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.docs[url]
+	return d, ok
+}
+
+func (m *memStore) TouchListed(context.Context, string, string, time.Time) (int, error) {
+	return 0, nil
+}
+
+func (m *memStore) PutDocument(_ context.Context, _ string, d crawlstate.Document) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.docs[d.URL] = d
@@ -159,6 +176,6 @@ func (h *handlerDouble) reset() {
 }
 
 var (
-	_ discover.DocumentStore = (*memStore)(nil)
-	_ discover.PageHandler   = (*handlerDouble)(nil)
+	_ crawlstate.DocumentStore = (*memStore)(nil)
+	_ discover.PageHandler     = (*handlerDouble)(nil)
 )

@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"fmt"
+	"github.com/recrawl/recrawl/crawlstate"
 	"net/http"
 	"net/url"
 	"strings"
@@ -118,7 +119,7 @@ func (l LLMsTxt) emit(ctx context.Context, env Env, resp *http.Response, body []
 	if env.Documents == nil {
 		return nil
 	}
-	err = env.Documents.PutDocument(ctx, DocumentInfo{
+	err = env.Documents.PutDocument(ctx, env.Source, crawlstate.Document{
 		URL:          l.URL,
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),

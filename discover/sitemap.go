@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recrawl/recrawl/crawlstate"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,7 +41,7 @@ const sitemapAccept = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=
 // the sitemap that lists them are yielded with Skip set to SkipOffHost.
 // Every yielded Link has Via set to the sitemap file that listed it,
 // spelled exactly as it was requested (the Sitemap's URL, or the loc of an
-// index entry): the same string OnUnchanged receives and DocumentInfo.URL
+// index entry): the same string OnUnchanged receives and crawlstate.Document.URL
 // holds.
 //
 // # Incremental discovery
@@ -59,14 +60,14 @@ const sitemapAccept = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=
 // are not stored: a 304 would not say which child sitemaps it lists, and
 // those must be visited anyway, since an unchanged index does not mean
 // unchanged children (each child is then requested conditionally). Its
-// DocumentInfo still records its number of children and their newest
+// crawlstate.Document still records its number of children and their newest
 // lastmod.
 //
 // The engine can tell that nothing changed since the last run in two
 // ways. For a single url set: OnUnchanged was called with the Sitemap's
 // URL. For any sitemap, index or not: the run yielded no link at all and
 // returned nil, which happens only when every document was unchanged
-// (a 304 or a trusted lastmod) or listed nothing. Comparing the entry's DocumentInfo
+// (a 304 or a trusted lastmod) or listed nothing. Comparing the entry's crawlstate.Document
 // before and after the run (Entries, NewestLastMod) is the cheap check
 // for servers without validators: a url set whose entry count and newest
 // lastmod did not move probably lists the same pages; for an index it only
@@ -214,7 +215,7 @@ func (s Sitemap) discover(ctx context.Context, env Env, first *http.Response, yi
 // read fetches one sitemap document (unless resp already holds it) and
 // streams its entries to emit, with isChild true for the entries of a
 // sitemap index. info and known are what Env.Documents holds for it.
-func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info DocumentInfo, known bool, resp *http.Response, emit func(l Link, isChild bool) error) error {
+func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info crawlstate.Document, known bool, resp *http.Response, emit func(l Link, isChild bool) error) error {
 	base, err := url.Parse(doc.url)
 	if err != nil {
 		if resp != nil {
@@ -237,7 +238,7 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 			// The index moved its lastmod, the document did not change:
 			// remember the new lastmod so TrustLastMod can skip it next time.
 			info.ListedLastMod = doc.listed
-			if err := env.Documents.PutDocument(ctx, info); err != nil {
+			if err := env.Documents.PutDocument(ctx, env.Source, info); err != nil {
 				return &stopError{fmt.Errorf("discover: storing the state of %s: %w", doc.url, err)}
 			}
 		}
@@ -295,11 +296,11 @@ func (s Sitemap) read(ctx context.Context, env Env, doc sitemapDoc, info Documen
 	if env.Documents == nil {
 		return nil
 	}
-	stored := DocumentInfo{URL: doc.url, Entries: entries, NewestLastMod: newest, ListedLastMod: doc.listed}
+	stored := crawlstate.Document{URL: doc.url, Entries: entries, NewestLastMod: newest, ListedLastMod: doc.listed}
 	if kind != sitemap.Index {
 		stored.ETag, stored.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	}
-	if err := env.Documents.PutDocument(ctx, stored); err != nil {
+	if err := env.Documents.PutDocument(ctx, env.Source, stored); err != nil {
 		return &stopError{fmt.Errorf("discover: storing the state of %s: %w", doc.url, err)}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/recrawl/recrawl/crawlstate"
 	"net/http"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestSitemapConditionalRequests(t *testing.T) {
 	}
 	first := store.docs[site.SitemapURL()]
 	require.NotEmpty(t, first.ETag)
-	require.Equal(t, discover.DocumentInfo{URL: site.SitemapURL(), ETag: first.ETag, Entries: 6, NewestLastMod: testsite.DefaultStart}, first)
+	require.Equal(t, crawlstate.Document{URL: site.SitemapURL(), ETag: first.ETag, Entries: 6, NewestLastMod: testsite.DefaultStart}, first)
 	require.Equal(t, []string{"/sitemap.xml 200"}, statuses(site.Requests()))
 	require.Empty(t, store.takeUnchanged())
 
@@ -127,7 +128,7 @@ func TestSitemapIndexChildrenConditional(t *testing.T) {
 	}
 	require.Equal(t, []string{"/sitemap.xml 200", "/sitemap-1.xml 200", "/sitemap-2.xml 200", "/sitemap-3.xml 200"}, statuses(site.Requests()))
 	idx := store.docs[site.SitemapURL()]
-	require.Equal(t, discover.DocumentInfo{URL: site.SitemapURL(), Entries: 3}, idx, "an index keeps no validators")
+	require.Equal(t, crawlstate.Document{URL: site.SitemapURL(), Entries: 3}, idx, "an index keeps no validators")
 	for n, entries := range map[int]int{1: 5, 2: 5, 3: 2} {
 		d := store.docs[child(n)]
 		require.Equal(t, entries, d.Entries)
