@@ -57,19 +57,18 @@ func fuse(vector, keyword []int64, ids map[int64]string) []ranked {
 
 // maxQueryTerms bounds the terms of a keyword query: a pasted page does
 // not become a query of thousands of terms.
-const maxQueryTerms = 32
+const maxQueryTerms = 16
 
 // maxTermBytes bounds one term; longer runs of letters are cut.
 const maxTermBytes = 64
 
-// matchExpression turns free text into an FTS5 query that any input
-// leaves valid: the text's words (runs of letters, digits and marks, as
-// FTS5's unicode61 tokenizer cuts them), each a quoted string, joined with
-// OR, so a record matches when it holds any of them and BM25 ranks those
-// holding more, and rarer, words first. Operators, quotes, column filters
-// and prefix stars in the text are plain characters. Duplicate words
-// count once; it returns "" for a text without words.
-func matchExpression(text string) string {
+// queryTerms turns free text into FTS5 terms that any input leaves
+// valid: the text's words (runs of letters, digits and marks, as FTS5's
+// unicode61 tokenizer cuts them), lowercased, each a quoted string, so
+// operators, quotes, column filters and prefix stars in the text are
+// plain characters. Duplicate words count once; a text without words has
+// none.
+func queryTerms(text string) []string {
 	var terms []string
 	seen := map[string]bool{}
 	var b strings.Builder
@@ -94,5 +93,5 @@ func matchExpression(text string) string {
 		flush()
 	}
 	flush()
-	return strings.Join(terms, " OR ")
+	return terms
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -29,14 +30,14 @@ import (
 // Index is an index.Index in a SQLite file (see the package
 // documentation for its tables).
 //
-// Query is exact while the records that match its filter are at most
-// ExactLimit: it scores each of them. Past that it asks sqlite-vec for the
-// Options.Candidates × k records whose binary signatures (see signer) are
-// nearest the query's, a scan of 64 bytes per record for 384 dimensions,
-// and ranks those by their exact cosine: recall@10 against exact search
-// on the bench site's chunks is pinned by TestRecall (see BENCHMARKS.md
-// for the figures). A k whose candidates would exceed sqlite-vec's limit
-// of 4,096 scores every matching record.
+// Query is exact: SQLite scores the vector of every record matching its
+// filter, with sqlite-vec's vec_distance_cosine, and the best are scored
+// again in float64; its cost grows with the matching records, about 1 µs
+// a record of 384 dimensions (BENCHMARKS.md has it for the bench site).
+// Search is the fast path (see its documentation): it ranks by exact
+// cosine only the candidates that the records' binary signatures (see
+// signer: 64 bytes a record for 384 dimensions, compared by sqlite-vec's
+// KNN without a multiplication) and the keyword index propose.
 //
 // Writes go through one connection, in one transaction per call (each
 // call applies fully or not at all) begun IMMEDIATE, so the index waits
@@ -60,9 +61,16 @@ var (
 	_ index.Lister = (*Index)(nil)
 )
 
-// ExactLimit is how many matching records Query scores one by one before
-// it searches by signature first.
-const ExactLimit = 4096
+// ExactLimit is how many matching records Search scores one by one
+// before it lets sqlite-vec propose candidates by signature.
+const ExactLimit = 1024
+
+// MaxTermRecords is how many records a keyword may be in and still be
+// searched for. BM25 weighs a word by its rarity, so a word most records
+// hold ranks little and costs much (every record holding it is scored):
+// Search leaves such words out of the keyword query. In an index of up to
+// twice as many records this drops only words BM25 weighs at zero.
+const MaxTermRecords = 5000
 
 // vecMaxK is the largest k sqlite-vec's KNN query accepts.
 const vecMaxK = 4096
@@ -136,6 +144,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 	// go-sqlite3 keeps this many prepared statements per connection: a
 	// write or a query runs a handful, many times over.
 	params.Set("_stmt_cache_size", "32")
+	params.Set("_cache_size", "-65536")
 	memory := path == ":memory:"
 	if !memory {
 		params.Set("_synchronous", "NORMAL")
@@ -182,8 +191,8 @@ func dsn(path string, params url.Values) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params.Encode()
 }
 
-// schema creates the index's tables; index_coarse follows once the
-// dimensions are known (coarseTable).
+// schema creates the index's tables; index_signatures follows once the
+// dimensions are known (signatureTable).
 const schema = `
 CREATE TABLE IF NOT EXISTS index_config (
 	key   TEXT NOT NULL PRIMARY KEY,
@@ -192,9 +201,16 @@ CREATE TABLE IF NOT EXISTS index_config (
 CREATE TABLE IF NOT EXISTS index_records (
 	rowid  INTEGER PRIMARY KEY,
 	id     TEXT NOT NULL UNIQUE,
-	vector BLOB NOT NULL, -- float32 little-endian, sqlite-vec's format
 	meta   BLOB NOT NULL, -- uvarint index_values ids, by key
 	text   TEXT NOT NULL
+);
+-- A record's vector, by its rowid: float32 little-endian, sqlite-vec's
+-- format. Its own table keeps index_records' rows small enough to share
+-- pages; and a B-tree reuses what a deleted vector freed, which
+-- sqlite-vec's chunks do not.
+CREATE TABLE IF NOT EXISTS index_vectors (
+	rowid  INTEGER PRIMARY KEY,
+	vector BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS index_values (
 	id    INTEGER PRIMARY KEY,
@@ -213,9 +229,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS index_text USING fts5(
 );
 `
 
-// coarseTable is the vec0 table of signatures of width bits.
-func coarseTable(width int) string {
-	return fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS index_coarse USING vec0(embedding bit[%d])`, width)
+// signatureTable is the vec0 table of signatures of width bits, by the
+// rowid of their record.
+func signatureTable(width int) string {
+	return fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS index_signatures USING vec0(signature bit[%d])`, width)
 }
 
 // setup brings a file to this build's tables, retrying while a new file
@@ -329,7 +346,7 @@ func fixDimensions(ctx context.Context, tx *sql.Tx, dims int) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO index_config (key, value) VALUES ('dimensions', ?)`, strconv.Itoa(dims)); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, coarseTable(newSigner(dims).width))
+	_, err := tx.ExecContext(ctx, signatureTable(newSigner(dims).width))
 	return err
 }
 
@@ -548,48 +565,64 @@ func (x *Index) IDs(ctx context.Context, filter index.Filter, limit int) ([]stri
 	if limit == 0 {
 		return nil, ctx.Err()
 	}
-	q, args := `SELECT id FROM index_records ORDER BY id LIMIT ?`, []any{limit}
-	if len(filter) > 0 {
-		f, err := resolve(ctx, x.r, filter)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitevec: ids: %w", err)
-		}
-		if f.none {
-			return nil, nil
-		}
-		q = `SELECT id FROM index_records WHERE rowid IN (` + f.rowids() + `) ORDER BY id LIMIT ?`
-		args = append(f.args(), limit)
-	}
-	rows, err := x.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: ids: %w", err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlitevec: ids: %w", err)
+	err := x.read(ctx, func(db queryer) error {
+		q, args := `SELECT id FROM index_records ORDER BY id LIMIT ?`, []any{limit}
+		f, err := resolve(ctx, db, filter)
+		if err != nil || f.none {
+			return err
 		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlitevec: ids: %w", err)
-	}
-	return out, nil
+		if f.any() {
+			q = `SELECT id FROM index_records WHERE rowid IN (` + f.rowids() + `) ORDER BY id LIMIT ?`
+			args = append(f.args(), limit)
+		}
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out = append(out, id)
+		}
+		return rows.Err()
+	})
+	return out, wrap("ids", err)
 }
 
 // Get returns a copy of the record with this ID.
-func (x *Index) Get(ctx context.Context, id string) (index.Record, bool, error) {
+func (x *Index) Get(ctx context.Context, id string) (r index.Record, ok bool, err error) {
+	err = x.read(ctx, func(db queryer) error {
+		r, ok, err = x.get(ctx, db, id)
+		return err
+	})
+	return r, ok, err
+}
+
+// read runs fn in a read transaction, so that the statements of one
+// query see one state of the file.
+func (x *Index) read(ctx context.Context, fn func(db queryer) error) error {
+	tx, err := x.r.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("read", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a read transaction has nothing to keep
+	return fn(tx)
+}
+
+func (x *Index) get(ctx context.Context, db queryer, id string) (index.Record, bool, error) {
 	var row int64
-	err := x.r.QueryRowContext(ctx, `SELECT rowid FROM index_records WHERE id = ?`, id).Scan(&row)
+	err := db.QueryRowContext(ctx, `SELECT rowid FROM index_records WHERE id = ?`, id).Scan(&row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return index.Record{}, false, nil
 	}
 	if err != nil {
 		return index.Record{}, false, fmt.Errorf("sqlitevec: get %q: %w", id, err)
 	}
-	recs, err := hydrate(ctx, x.r, []int64{row})
+	recs, err := x.hydrate(ctx, db, []int64{row}, nil)
 	if err != nil {
 		return index.Record{}, false, fmt.Errorf("sqlitevec: get %q: %w", id, err)
 	}
@@ -597,54 +630,43 @@ func (x *Index) Get(ctx context.Context, id string) (index.Record, bool, error) 
 	return r, ok, nil
 }
 
-// Query implements index.Index (see Index for when it is exact). A
-// query vector of the wrong length gives an *index.DimensionError, a
-// non-finite one an *index.RecordError, a negative k an error. A zero
-// query vector scores every record 0, so the hits are the first k
-// matching records by ID.
-func (x *Index) Query(ctx context.Context, vector []float32, k int, filter index.Filter) ([]index.Hit, error) {
+// Query implements index.Index (exact: see Index). A query vector of the
+// wrong length gives an *index.DimensionError, a non-finite one an
+// *index.RecordError, a negative k an error. A zero query vector scores
+// every record 0, so the hits are the first k matching records by ID.
+func (x *Index) Query(ctx context.Context, vector []float32, k int, filter index.Filter) (hits []index.Hit, err error) {
 	if k < 0 {
 		return nil, fmt.Errorf("sqlitevec: k is %d; ask for 0 or more hits", k)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	err = x.read(ctx, func(db queryer) error {
+		hits, err = x.query(ctx, db, vector, k, filter)
+		return err
+	})
+	return hits, err
+}
+
+func (x *Index) query(ctx context.Context, db queryer, vector []float32, k int, filter index.Filter) ([]index.Hit, error) {
+	f, dims, err := x.prepare(ctx, db, vector, filter)
+	if err != nil || dims == 0 || k == 0 || f.none {
+		return nil, wrap("query", err)
 	}
-	if !finite(vector) {
-		return nil, &index.RecordError{Reason: "query vector holds NaN or infinity"}
+	var top []scored
+	if zero(vector) {
+		top, err = x.firstByID(ctx, db, k, f)
+	} else {
+		top, err = x.nearest(ctx, db, vector, k, f)
 	}
-	dims, err := x.dimensions(ctx, x.r)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: query: %w", err)
+		return nil, wrap("query", err)
 	}
-	if dims == 0 {
-		return nil, nil
-	}
-	if len(vector) != dims {
-		return nil, &index.DimensionError{Want: dims, Got: len(vector)}
-	}
-	if k == 0 {
-		return nil, nil
-	}
-	var f *resolved
-	if len(filter) > 0 {
-		if f, err = resolve(ctx, x.r, filter); err != nil {
-			return nil, fmt.Errorf("sqlitevec: query: %w", err)
-		}
-		if f.none {
-			return nil, nil
-		}
-	}
-	top, err := x.nearest(ctx, vector, k, f)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: query: %w", err)
-	}
+	top = best(top, k)
 	rows := make([]int64, len(top))
 	for i, s := range top {
 		rows[i] = s.rowid
 	}
-	recs, err := hydrate(ctx, x.r, rows)
+	recs, err := x.hydrate(ctx, db, rows, top)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: query: %w", err)
+		return nil, wrap("query", err)
 	}
 	hits := make([]index.Hit, 0, len(top))
 	for _, s := range top {
@@ -655,103 +677,210 @@ func (x *Index) Query(ctx context.Context, vector []float32, k int, filter index
 	return hits, nil
 }
 
-// scored is a record's rowid, ID and cosine with the query.
+func wrap(op string, err error) error {
+	var de *index.DimensionError
+	var re *index.RecordError
+	if err == nil || errors.As(err, &de) || errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("sqlitevec: %s: %w", op, err)
+}
+
+// prepare validates a query vector (nil: none) and resolves filter. dims
+// is 0 for an index that never held a record.
+func (x *Index) prepare(ctx context.Context, db queryer, vector []float32, filter index.Filter) (*resolved, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	if !finite(vector) {
+		return nil, 0, &index.RecordError{Reason: "query vector holds NaN or infinity"}
+	}
+	dims, err := x.dimensions(ctx, db)
+	if err != nil || dims == 0 {
+		return nil, 0, err
+	}
+	if vector != nil && len(vector) != dims {
+		return nil, 0, &index.DimensionError{Want: dims, Got: len(vector)}
+	}
+	f, err := resolve(ctx, db, filter)
+	return f, dims, err
+}
+
+// scored is a record's rowid, ID and cosine with the query (vec: its
+// vector, when read).
 type scored struct {
 	rowid int64
 	id    string
 	score float32
+	vec   []float32
 }
 
-// nearest returns the rowids of the k records matching f (nil: every
-// record) most similar to vector, best first, equal scores by ID.
-func (x *Index) nearest(ctx context.Context, vector []float32, k int, f *resolved) ([]scored, error) {
-	if zero(vector) {
-		// Every score is 0: the first k by ID.
-		q, args := `SELECT rowid, id FROM index_records ORDER BY id LIMIT ?`, []any{k}
-		if f != nil {
-			q = `SELECT rowid, id FROM index_records WHERE rowid IN (` + f.rowids() + `) ORDER BY id LIMIT ?`
-			args = append(f.args(), k)
-		}
-		return scanScored(ctx, x.r, nil, q, args...)
-	}
-	matching, err := x.matching(ctx, f, ExactLimit+1)
-	if err != nil {
-		return nil, err
-	}
-	want := k * x.opts.Candidates
-	var cands []scored
-	if matching <= ExactLimit || want > vecMaxK {
-		q, args := `SELECT rowid, id, vector FROM index_records`, []any(nil)
-		if f != nil {
-			q, args = q+` WHERE rowid IN (`+f.rowids()+`)`, f.args()
-		}
-		cands, err = scanScored(ctx, x.r, vector, q, args...)
-	} else {
-		sig := x.signer()
-		q := `SELECT r.rowid, r.id, r.vector FROM (SELECT rowid FROM index_coarse WHERE embedding MATCH vec_bit(?) AND k = ?`
-		args := []any{sig.sign(vector), max(want, k)}
-		if f != nil {
-			q += ` AND rowid IN (` + f.rowids() + `)`
-			args = append(args, f.args()...)
-		}
-		q += `) c JOIN index_records r ON r.rowid = c.rowid`
-		cands, err = scanScored(ctx, x.r, vector, q, args...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(cands, func(a, b scored) int {
+// best sorts by falling score, equal scores by ID, and keeps k.
+func best(s []scored, k int) []scored {
+	slices.SortFunc(s, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
 	})
-	return cands[:min(k, len(cands))], nil
+	return s[:min(k, len(s))]
 }
 
-// matching counts the records matching f, up to limit.
-func (x *Index) matching(ctx context.Context, f *resolved, limit int) (int, error) {
-	q, args := `SELECT count(*) FROM (SELECT 1 FROM index_records LIMIT ?)`, []any{limit}
-	if f != nil {
-		// The rarest pair bounds the matches.
-		n := limit
-		for _, id := range f.ids {
-			var c int
-			if err := x.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM index_postings WHERE value_id = ? LIMIT ?)`, id, limit).Scan(&c); err != nil {
-				return 0, err
-			}
-			n = min(n, c)
-		}
-		return n, nil
+// firstByID returns the first k records matching f by ID, scored 0.
+func (x *Index) firstByID(ctx context.Context, db queryer, k int, f *resolved) ([]scored, error) {
+	q, args := `SELECT rowid, id FROM index_records ORDER BY id LIMIT ?`, []any{k}
+	if f.any() {
+		q = `SELECT rowid, id FROM index_records WHERE rowid IN (` + f.rowids() + `) ORDER BY id LIMIT ?`
+		args = append(f.args(), k)
 	}
-	var n int
-	err := x.r.QueryRowContext(ctx, q, args...).Scan(&n)
-	return n, err
-}
-
-// scanScored runs a query of (rowid, id[, vector]) and scores each
-// vector's cosine with query (no vector column: score 0).
-func scanScored(ctx context.Context, q queryer, query []float32, sqlText string, args ...any) ([]scored, error) {
-	rows, err := q.QueryContext(ctx, sqlText, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	qnorm := norm(query)
 	var out []scored
-	var blob []byte
 	for rows.Next() {
 		var s scored
-		dest := []any{&s.rowid, &s.id}
-		if query != nil {
-			dest = append(dest, &blob)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&s.rowid, &s.id); err != nil {
 			return nil, err
-		}
-		if query != nil {
-			s.score = cosineBlob(query, qnorm, blob)
 		}
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// nearest returns the n records matching f nearest to query, scored
+// exactly. SQLite ranks every matching vector by sqlite-vec's
+// vec_distance_cosine (float32 sums, in C) and keeps the n + nearSlack
+// best (a zero vector's undefined distance counts as 1, a cosine of 0);
+// those are scored again in float64, so that scores which tie or nearly
+// tie around the n-th place are ordered exactly, equal ones by ID.
+func (x *Index) nearest(ctx context.Context, db queryer, query []float32, n int, f *resolved) ([]scored, error) {
+	rank := func(limit string, extra ...any) ([]scored, []float64, error) {
+		q := `SELECT c.rowid, r.id, c.d FROM (SELECT v.rowid, coalesce(vec_distance_cosine(v.vector, ?), 1.0) AS d FROM index_vectors v`
+		args := []any{encodeVector(query)}
+		if f.any() {
+			q += ` WHERE v.rowid IN (` + f.rowids() + `)`
+			args = append(args, f.args()...)
+		}
+		q += `) c JOIN index_records r ON r.rowid = c.rowid ` + limit
+		rows, err := db.QueryContext(ctx, q, append(args, extra...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		var out []scored
+		var ds []float64
+		for rows.Next() {
+			var s scored
+			var d float64
+			if err := rows.Scan(&s.rowid, &s.id, &d); err != nil {
+				return nil, nil, err
+			}
+			out, ds = append(out, s), append(ds, d)
+		}
+		return out, ds, rows.Err()
+	}
+	out, ds, err := rank(`ORDER BY c.d LIMIT ?`, n+nearSlack)
+	if err != nil {
+		return nil, err
+	}
+	// More records than the slack tie with the n-th: take every one of
+	// them, so that the tie is broken by ID.
+	if len(out) == n+nearSlack && ds[len(ds)-1]-ds[n-1] <= tieDistance {
+		if out, _, err = rank(`WHERE c.d <= ?`, ds[n-1]+tieDistance); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.rescore(ctx, db, query, out); err != nil {
+		return nil, err
+	}
+	return best(out, n), nil
+}
+
+// tieDistance is how close two float32 cosine distances must be for
+// nearest to treat them as a possible tie.
+const tieDistance = 1e-5
+
+// nearSlack is how many records past the n-th nearest ranks again.
+const nearSlack = 16
+
+// rescore reads the vectors of s and scores them against query.
+func (x *Index) rescore(ctx context.Context, db queryer, query []float32, s []scored) error {
+	if len(s) == 0 {
+		return nil
+	}
+	rowids := make([]int64, len(s))
+	at := make(map[int64]int, len(s))
+	for i, c := range s {
+		rowids[i], at[c.rowid] = c.rowid, i
+	}
+	rows, err := db.QueryContext(ctx, `SELECT rowid, vector FROM index_vectors WHERE rowid IN (SELECT value FROM json_each(?))`, jsonInts(rowids))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	qn := norm(query)
+	var row int64
+	var blob []byte
+	for rows.Next() {
+		if err := rows.Scan(&row, &blob); err != nil {
+			return err
+		}
+		i := at[row]
+		s[i].vec = decodeVector(blob)
+		s[i].score = cosine(query, qn, s[i].vec)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range s {
+		if c.vec == nil {
+			return fmt.Errorf("record %q has no vector", c.id)
+		}
+	}
+	return nil
+}
+
+// knn asks sqlite-vec for the n records matching f whose signatures are
+// nearest query's (Hamming distance), and scores them exactly.
+func (x *Index) knn(ctx context.Context, db queryer, query []float32, n int, f *resolved) ([]scored, error) {
+	q := `SELECT c.rowid, r.id FROM (SELECT rowid FROM index_signatures WHERE signature MATCH vec_bit(?) AND k = ?`
+	args := []any{x.signer().sign(query), n}
+	if f.any() {
+		q += ` AND rowid IN (` + f.rowids() + `)`
+		args = append(args, f.args()...)
+	}
+	q += `) c JOIN index_records r ON r.rowid = c.rowid`
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []scored
+	for rows.Next() {
+		var s scored
+		if err := rows.Scan(&s.rowid, &s.id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	return out, x.rescore(ctx, db, query, out)
+}
+
+// matching counts the records matching f, up to limit: the rarest pair
+// bounds them.
+func (x *Index) matching(ctx context.Context, db queryer, f *resolved, limit int) (int, error) {
+	var n int
+	switch {
+	case !f.any():
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM index_records LIMIT ?)`, limit).Scan(&n)
+		return n, err
+	case len(f.ids) == 1:
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM index_postings WHERE value_id = ? LIMIT ?)`, f.ids[0], limit).Scan(&n)
+		return n, err
+	}
+	return min(limit, f.counts[0]), nil // resolve counted up to countLimit
 }
 
 func zero(v []float32) bool {
@@ -771,21 +900,35 @@ func norm(v []float32) float64 {
 	return math.Sqrt(s)
 }
 
-// cosineBlob is the cosine of q (of norm qn) with the vector in blob, in
-// float64, clamped to [-1, 1]; 0 when either is zero.
+// cosineBlob is cosine with the vector in a BLOB of encodeVector.
 func cosineBlob(q []float32, qn float64, blob []byte) float32 {
-	var dot, bn float64
+	var dot, vn float64
 	for i := range q {
 		v := float64(math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:])))
 		dot += float64(q[i]) * v
-		bn += v * v
+		vn += v * v
 	}
-	if qn == 0 || bn == 0 {
+	if qn == 0 || vn == 0 {
 		return 0
 	}
-	return float32(max(-1, min(1, dot/(qn*math.Sqrt(bn)))))
+	return float32(max(-1, min(1, dot/(qn*math.Sqrt(vn)))))
 }
 
+// cosine is the cosine of q (of norm qn) and v in float64, clamped to
+// [-1, 1]; 0 when either is zero.
+func cosine(q []float32, qn float64, v []float32) float32 {
+	var dot, vn float64
+	for i := range q {
+		dot += float64(q[i]) * float64(v[i])
+		vn += float64(v[i]) * float64(v[i])
+	}
+	if qn == 0 || vn == 0 {
+		return 0
+	}
+	return float32(max(-1, min(1, dot/(qn*math.Sqrt(vn)))))
+}
+
+// encodeVector is sqlite-vec's float32 BLOB format (little-endian).
 func encodeVector(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, f := range v {
@@ -803,10 +946,23 @@ func decodeVector(b []byte) []float32 {
 }
 
 // Search answers a hybrid query: up to q.K records matching q.Filter,
-// ranked by reciprocal rank fusion of the nearest records to q.Vector (as
-// Query finds them) and the best BM25 matches of q.Text's words, 3 × K
-// (at least 30) deep each. A K above MaxK, or a query with neither text
-// nor vector, is an error; a vector is validated as Query's is.
+// ranked by reciprocal rank fusion of two lists of 3 × K (at least 30)
+// records each:
+//
+//   - by vector: the candidates, ranked by exact cosine with q.Vector.
+//     Up to ExactLimit matching records every one is a candidate; past
+//     that they are the Options.Candidates × K (at least 40) records whose
+//     signatures are nearest the query's (sqlite-vec's KNN over 64-byte
+//     signatures), and the records of the keyword list. So it is exact on
+//     a small index or a narrow filter, and on a large one misses what
+//     neither signatures nor keywords propose (BENCHMARKS.md has its
+//     recall);
+//   - by keywords: the records holding q.Text's words, by BM25 (FTS5;
+//     Porter stemming), leaving out words in more than MaxTermRecords
+//     records.
+//
+// A K above MaxK, or a query with neither text nor vector, is an error; a
+// vector is validated as Query's is.
 func (x *Index) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	switch {
 	case q.K < 0 || q.K > MaxK:
@@ -814,73 +970,48 @@ func (x *Index) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	case strings.TrimSpace(q.Text) == "" && q.Vector == nil:
 		return nil, errors.New("sqlitevec: search: the query has neither text nor a vector")
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dims, err := x.dimensions(ctx, x.r)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: search: %w", err)
-	}
-	if q.Vector != nil {
-		if !finite(q.Vector) {
-			return nil, &index.RecordError{Reason: "query vector holds NaN or infinity"}
-		}
-		if dims > 0 && len(q.Vector) != dims {
-			return nil, &index.DimensionError{Want: dims, Got: len(q.Vector)}
-		}
-	}
-	if q.K == 0 || dims == 0 {
-		return nil, nil
-	}
-	var f *resolved
-	if len(q.Filter) > 0 {
-		if f, err = resolve(ctx, x.r, q.Filter); err != nil {
-			return nil, fmt.Errorf("sqlitevec: search: %w", err)
-		}
-		if f.none {
-			return nil, nil
-		}
+	var hits []Hit
+	err := x.read(ctx, func(db queryer) (err error) {
+		hits, err = x.search(ctx, db, q)
+		return err
+	})
+	return hits, err
+}
+
+func (x *Index) search(ctx context.Context, db queryer, q SearchQuery) ([]Hit, error) {
+	f, dims, err := x.prepare(ctx, db, q.Vector, q.Filter)
+	if err != nil || dims == 0 || q.K == 0 || f.none {
+		return nil, wrap("search", err)
 	}
 	depth := max(3*q.K, 30)
-	ids := map[int64]string{}
-	var byVector, byText []int64
+	byText, err := x.keywords(ctx, db, q.Text, depth, f)
+	if err != nil {
+		return nil, wrap("search", err)
+	}
+	var byVector []scored
 	if q.Vector != nil && !zero(q.Vector) {
-		top, err := x.nearest(ctx, q.Vector, depth, f)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitevec: search: %w", err)
+		if byVector, err = x.vectorCandidates(ctx, db, q.Vector, q.K, depth, f, byText); err != nil {
+			return nil, wrap("search", err)
 		}
-		for _, s := range top {
-			byVector = append(byVector, s.rowid)
-			ids[s.rowid] = s.id
-		}
+		byVector = best(byVector, depth)
 	}
-	if expr := matchExpression(q.Text); expr != "" {
-		sqlText := `SELECT s.rowid, r.id FROM (SELECT rowid, rank FROM index_text WHERE index_text MATCH ?`
-		args := []any{expr}
-		if f != nil {
-			sqlText += ` AND rowid IN (` + f.rowids() + `)`
-			args = append(args, f.args()...)
+	ids := map[int64]string{}
+	rank := func(s []scored) []int64 {
+		out := make([]int64, len(s))
+		for i, r := range s {
+			out[i], ids[r.rowid] = r.rowid, r.id
 		}
-		sqlText += ` ORDER BY rank LIMIT ?) s JOIN index_records r ON r.rowid = s.rowid ORDER BY s.rank`
-		args = append(args, depth)
-		top, err := scanScored(ctx, x.r, nil, sqlText, args...)
-		if err != nil {
-			return nil, fmt.Errorf("sqlitevec: search %q: %w", expr, err)
-		}
-		for _, s := range top {
-			byText = append(byText, s.rowid)
-			ids[s.rowid] = s.id
-		}
+		return out
 	}
-	fused := fuse(byVector, byText, ids)
+	fused := fuse(rank(byVector), rank(byText), ids)
 	fused = fused[:min(q.K, len(fused))]
 	rows := make([]int64, len(fused))
 	for i, r := range fused {
 		rows[i] = r.rowid
 	}
-	recs, err := hydrate(ctx, x.r, rows)
+	recs, err := x.hydrate(ctx, db, rows, byVector)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitevec: search: %w", err)
+		return nil, wrap("search", err)
 	}
 	qn := norm(q.Vector)
 	hits := make([]Hit, 0, len(fused))
@@ -891,50 +1022,138 @@ func (x *Index) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 		}
 		var score float32
 		if q.Vector != nil {
-			score = cosineBlob(q.Vector, qn, encodeVector(rec.Vector))
+			score = cosine(q.Vector, qn, rec.Vector)
 		}
 		hits = append(hits, Hit{Hit: index.Hit{Record: rec, Score: score}, VectorRank: r.vectorRank, TextRank: r.kwRank, Fused: r.fused})
 	}
 	return hits, nil
 }
 
-// resolved is a filter whose pairs were found in index_values.
-type resolved struct {
-	ids  []int64 // value ids, one per pair
-	none bool    // some pair is held by no record: nothing matches
+// vectorCandidates returns Search's vector candidates, scored.
+func (x *Index) vectorCandidates(ctx context.Context, db queryer, vector []float32, k, depth int, f *resolved, byText []scored) ([]scored, error) {
+	matching, err := x.matching(ctx, db, f, countLimit)
+	if err != nil {
+		return nil, err
+	}
+	if matching <= ExactLimit {
+		return x.nearest(ctx, db, vector, depth, f)
+	}
+	cands, err := x.knn(ctx, db, vector, min(vecMaxK, max(x.opts.Candidates*k, 40)), f)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int64]bool{}
+	for _, c := range cands {
+		seen[c.rowid] = true
+	}
+	var more []scored
+	for _, t := range byText {
+		if !seen[t.rowid] {
+			more = append(more, scored{rowid: t.rowid, id: t.id})
+		}
+	}
+	if err := x.rescore(ctx, db, vector, more); err != nil {
+		return nil, err
+	}
+	return append(cands, more...), nil
 }
 
-// resolve looks a filter's pairs up.
+// keywords returns up to n records matching f that hold text's words, by
+// BM25, best first; words in more than MaxTermRecords records are left
+// out (see MaxTermRecords).
+func (x *Index) keywords(ctx context.Context, db queryer, text string, n int, f *resolved) ([]scored, error) {
+	var use []string
+	for _, t := range queryTerms(text) {
+		var c int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM index_text WHERE index_text MATCH ? LIMIT ?)`, t, MaxTermRecords+1).Scan(&c); err != nil {
+			return nil, fmt.Errorf("keyword %s: %w", t, err)
+		}
+		if c > 0 && c <= MaxTermRecords {
+			use = append(use, t)
+		}
+	}
+	if len(use) == 0 {
+		return nil, nil
+	}
+	q := `SELECT s.rowid, r.id FROM (SELECT rowid, rank FROM index_text WHERE index_text MATCH ?`
+	args := []any{strings.Join(use, " OR ")}
+	if f.any() {
+		q += ` AND rowid IN (` + f.rowids() + `)`
+		args = append(args, f.args()...)
+	}
+	q += ` ORDER BY rank LIMIT ?) s JOIN index_records r ON r.rowid = s.rowid ORDER BY s.rank`
+	args = append(args, n)
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("keywords %s: %w", args[0], err)
+	}
+	defer rows.Close()
+	var out []scored
+	for rows.Next() {
+		var s scored
+		if err := rows.Scan(&s.rowid, &s.id); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// resolved is a filter whose pairs were found in index_values.
+type resolved struct {
+	ids    []int64 // value ids, one per pair, the rarest first
+	counts []int   // the records holding each, up to countLimit
+	none   bool    // some pair is held by no record: nothing matches
+}
+
+// countLimit bounds the counting of a pair's records.
+const countLimit = ExactLimit + 1
+
+// any reports whether f restricts the records at all.
+func (f *resolved) any() bool { return len(f.ids) > 0 }
+
+// resolve looks a filter's pairs up and counts their records (up to
+// countLimit); an empty filter resolves to one that matches every record.
 func resolve(ctx context.Context, q queryer, filter index.Filter) (*resolved, error) {
 	f := &resolved{}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range filter {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		var id int64
-		err := q.QueryRowContext(ctx, `SELECT id FROM index_values WHERE key = ? AND value = ?`, k, filter[k]).Scan(&id)
+	type pair struct {
+		id    int64
+		count int
+	}
+	var pairs []pair
+	for _, k := range slices.Sorted(maps.Keys(filter)) {
+		var p pair
+		err := q.QueryRowContext(ctx, `SELECT id FROM index_values WHERE key = ? AND value = ?`, k, filter[k]).Scan(&p.id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &resolved{none: true}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		f.ids = append(f.ids, id)
+		if len(filter) > 1 {
+			if err := q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM index_postings WHERE value_id = ? LIMIT ?)`, p.id, countLimit).Scan(&p.count); err != nil {
+				return nil, err
+			}
+		}
+		pairs = append(pairs, p)
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(a.count, b.count) })
+	for _, p := range pairs {
+		f.ids, f.counts = append(f.ids, p.id), append(f.counts, p.count)
 	}
 	return f, nil
 }
 
 // rowids is a query of the rowids (column rec) of the records holding
-// every pair; its arguments are args().
+// every pair: the rarest pair's postings, each looked up in the others';
+// its arguments are args().
 func (f *resolved) rowids() string {
-	parts := make([]string, len(f.ids))
-	for i := range f.ids {
-		parts[i] = `SELECT rec FROM index_postings WHERE value_id = ?`
+	var b strings.Builder
+	b.WriteString(`SELECT p0.rec FROM index_postings p0 WHERE p0.value_id = ?`)
+	for i := 1; i < len(f.ids); i++ {
+		fmt.Fprintf(&b, ` AND EXISTS (SELECT 1 FROM index_postings p%d WHERE p%d.value_id = ? AND p%d.rec = p0.rec)`, i, i, i)
 	}
-	return strings.Join(parts, ` INTERSECT `)
+	return b.String()
 }
 
 func (f *resolved) args() []any {
@@ -967,13 +1186,14 @@ func jsonInts(v []int64) string {
 	return string(b)
 }
 
-// hydrate reads whole records by rowid.
-func hydrate(ctx context.Context, q queryer, rowids []int64) (map[int64]index.Record, error) {
+// hydrate reads whole records by rowid; known holds records whose
+// vectors were read already.
+func (x *Index) hydrate(ctx context.Context, db queryer, rowids []int64, known []scored) (map[int64]index.Record, error) {
 	out := make(map[int64]index.Record, len(rowids))
 	if len(rowids) == 0 {
 		return out, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT rowid, id, vector, meta, text FROM index_records WHERE rowid IN (SELECT value FROM json_each(?))`, jsonInts(rowids))
+	rows, err := db.QueryContext(ctx, `SELECT rowid, id, meta, text FROM index_records WHERE rowid IN (SELECT value FROM json_each(?))`, jsonInts(rowids))
 	if err != nil {
 		return nil, err
 	}
@@ -981,15 +1201,14 @@ func hydrate(ctx context.Context, q queryer, rowids []int64) (map[int64]index.Re
 	var need []int64
 	for rows.Next() {
 		var (
-			row           int64
-			r             index.Record
-			vec, metaBlob []byte
+			row      int64
+			r        index.Record
+			metaBlob []byte
 		)
-		if err := rows.Scan(&row, &r.ID, &vec, &metaBlob, &r.Text); err != nil {
+		if err := rows.Scan(&row, &r.ID, &metaBlob, &r.Text); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		r.Vector = decodeVector(vec)
 		ids, err := decodeMeta(metaBlob)
 		if err != nil {
 			rows.Close()
@@ -1002,43 +1221,65 @@ func hydrate(ctx context.Context, q queryer, rowids []int64) (map[int64]index.Re
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
-	if len(need) == 0 {
-		return out, nil
+	vecs := map[int64][]float32{}
+	for _, s := range known {
+		if s.vec != nil {
+			vecs[s.rowid] = s.vec
+		}
 	}
-	type pair struct{ k, v string }
-	values := map[int64]pair{}
-	vrows, err := q.QueryContext(ctx, `SELECT id, key, value FROM index_values WHERE id IN (SELECT value FROM json_each(?))`, jsonInts(need))
+	var missing []scored
+	for row, r := range out {
+		if _, ok := vecs[row]; !ok {
+			missing = append(missing, scored{rowid: row, id: r.ID})
+		}
+	}
+	if err := x.rescore(ctx, db, nil, missing); err != nil {
+		return nil, err
+	}
+	for _, s := range missing {
+		vecs[s.rowid] = s.vec
+	}
+	values, err := readValues(ctx, db, need)
 	if err != nil {
 		return nil, err
 	}
-	for vrows.Next() {
-		var id int64
-		var p pair
-		if err := vrows.Scan(&id, &p.k, &p.v); err != nil {
-			vrows.Close()
-			return nil, err
-		}
-		values[id] = p
-	}
-	if err := errors.Join(vrows.Err(), vrows.Close()); err != nil {
-		return nil, err
-	}
-	for row, ids := range metas {
-		if len(ids) == 0 {
-			continue
-		}
-		r := out[row]
-		r.Metadata = make(map[string]string, len(ids))
-		for _, id := range ids {
-			p, ok := values[id]
-			if !ok {
-				return nil, fmt.Errorf("record %q: metadata value %d is missing", r.ID, id)
+	for row, r := range out {
+		r.Vector = slices.Clone(vecs[row])
+		if ids := metas[row]; len(ids) > 0 {
+			r.Metadata = make(map[string]string, len(ids))
+			for _, id := range ids {
+				p, ok := values[id]
+				if !ok {
+					return nil, fmt.Errorf("record %q: metadata value %d is missing", r.ID, id)
+				}
+				r.Metadata[p[0]] = p[1]
 			}
-			r.Metadata[p.k] = p.v
 		}
 		out[row] = r
 	}
 	return out, nil
+}
+
+// readValues reads metadata pairs by id.
+func readValues(ctx context.Context, q queryer, ids []int64) (map[int64][2]string, error) {
+	values := map[int64][2]string{}
+	if len(ids) == 0 {
+		return values, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, key, value FROM index_values WHERE id IN (SELECT value FROM json_each(?))`, jsonInts(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var p [2]string
+		if err := rows.Scan(&id, &p[0], &p[1]); err != nil {
+			return nil, err
+		}
+		values[id] = p
+	}
+	return values, rows.Err()
 }
 
 func encodeMeta(ids []int64) []byte {
@@ -1067,30 +1308,58 @@ type writer struct {
 	ctx       context.Context
 	tx        *sql.Tx
 	released  map[int64]bool // value ids whose postings shrank: maybe unused now
+	values    map[[2]string]int64
+	stmts     map[string]*sql.Stmt // prepared once per transaction
 	committed func()
+}
+
+// stmt returns q prepared in the transaction.
+func (w *writer) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := w.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := w.tx.PrepareContext(w.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[q] = st
+	return st, nil
+}
+
+func (w *writer) exec(q string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(w.ctx, args...)
+}
+
+// scan runs a query of one row and scans it; sql.ErrNoRows when none.
+func (w *writer) scan(q string, args []any, dest ...any) error {
+	st, err := w.stmt(q)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(w.ctx, args...).Scan(dest...)
 }
 
 // write runs fn in a write transaction.
 func (x *Index) write(ctx context.Context, op string, fn func(*writer) error) error {
 	tx, err := x.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlitevec: %s: %w", op, err)
+		return wrap(op, err)
 	}
-	w := &writer{ctx: ctx, tx: tx, released: map[int64]bool{}}
+	w := &writer{ctx: ctx, tx: tx, released: map[int64]bool{}, values: map[[2]string]int64{}, stmts: map[string]*sql.Stmt{}}
 	if err := fn(w); err != nil {
 		_ = tx.Rollback()
-		var de *index.DimensionError
-		if errors.As(err, &de) {
-			return err
-		}
-		return fmt.Errorf("sqlitevec: %s: %w", op, err)
+		return wrap(op, err)
 	}
 	if err := w.cleanValues(); err != nil {
 		_ = tx.Rollback()
-		return fmt.Errorf("sqlitevec: %s: %w", op, err)
+		return wrap(op, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlitevec: %s: commit: %w", op, err)
+		return wrap(op+": commit", err)
 	}
 	if w.committed != nil {
 		w.committed()
@@ -1100,95 +1369,100 @@ func (x *Index) write(ctx context.Context, op string, fn func(*writer) error) er
 
 // put inserts or replaces one record.
 func (w *writer) put(r index.Record, sig *signer) error {
-	ctx, tx := w.ctx, w.tx
 	var (
 		row     int64
 		oldText string
 		oldMeta []byte
 	)
-	err := tx.QueryRowContext(ctx, `SELECT rowid, text, meta FROM index_records WHERE id = ?`, r.ID).Scan(&row, &oldText, &oldMeta)
+	err := w.scan(`SELECT rowid, text, meta FROM index_records WHERE id = ?`, []any{r.ID}, &row, &oldText, &oldMeta)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range r.Metadata {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	keys := slices.Sorted(maps.Keys(r.Metadata))
 	ids := make([]int64, len(keys))
 	for i, k := range keys {
 		if ids[i], err = w.valueID(k, r.Metadata[k]); err != nil {
 			return err
 		}
 	}
-	vecBlob, meta := encodeVector(r.Vector), encodeMeta(ids)
+	meta, vec, signature := encodeMeta(ids), encodeVector(r.Vector), sig.sign(r.Vector)
 	if exists {
 		if err := w.unlink(row, oldText, oldMeta); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE index_records SET vector = ?, meta = ?, text = ? WHERE rowid = ?`, vecBlob, meta, r.Text, row); err != nil {
+		if _, err := w.exec(`UPDATE index_records SET meta = ?, text = ? WHERE rowid = ?`, meta, r.Text, row); err != nil {
+			return err
+		}
+		if _, err := w.exec(`UPDATE index_vectors SET vector = ? WHERE rowid = ?`, vec, row); err != nil {
+			return err
+		}
+		// sqlite-vec's UPDATE loses vec_bit's type: replace the row.
+		if _, err := w.exec(`DELETE FROM index_signatures WHERE rowid = ?`, row); err != nil {
 			return err
 		}
 	} else {
-		res, err := tx.ExecContext(ctx, `INSERT INTO index_records (id, vector, meta, text) VALUES (?, ?, ?, ?)`, r.ID, vecBlob, meta, r.Text)
+		res, err := w.exec(`INSERT INTO index_records (id, meta, text) VALUES (?, ?, ?)`, r.ID, meta, r.Text)
 		if err != nil {
 			return err
 		}
 		if row, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if _, err := w.exec(`INSERT INTO index_vectors (rowid, vector) VALUES (?, ?)`, row, vec); err != nil {
+			return err
+		}
+	}
+	if _, err := w.exec(`INSERT INTO index_signatures (rowid, signature) VALUES (?, vec_bit(?))`, row, signature); err != nil {
+		return err
 	}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO index_postings (value_id, rec) VALUES (?, ?)`, id, row); err != nil {
+		if _, err := w.exec(`INSERT INTO index_postings (value_id, rec) VALUES (?, ?)`, id, row); err != nil {
 			return err
 		}
 		delete(w.released, id)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO index_text (rowid, text) VALUES (?, ?)`, row, r.Text); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO index_coarse (rowid, embedding) VALUES (?, vec_bit(?))`, row, sig.sign(r.Vector)); err != nil {
-		return err
-	}
-	return nil
+	_, err = w.exec(`INSERT INTO index_text (rowid, text) VALUES (?, ?)`, row, r.Text)
+	return err
 }
 
 // valueID returns the id of a metadata pair, adding it when new.
+// The records of one call (a page) share most of their values, which
+// are looked up once per call.
 func (w *writer) valueID(k, v string) (int64, error) {
-	var id int64
-	err := w.tx.QueryRowContext(w.ctx, `SELECT id FROM index_values WHERE key = ? AND value = ?`, k, v).Scan(&id)
-	if err == nil || !errors.Is(err, sql.ErrNoRows) {
-		return id, err
+	if id, ok := w.values[[2]string{k, v}]; ok {
+		return id, nil
 	}
-	res, err := w.tx.ExecContext(w.ctx, `INSERT INTO index_values (key, value) VALUES (?, ?)`, k, v)
+	var id int64
+	err := w.scan(`SELECT id FROM index_values WHERE key = ? AND value = ?`, []any{k, v}, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var res sql.Result
+		if res, err = w.exec(`INSERT INTO index_values (key, value) VALUES (?, ?)`, k, v); err == nil {
+			id, err = res.LastInsertId()
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
-	return res.LastInsertId()
+	w.values[[2]string{k, v}] = id
+	return id, nil
 }
 
-// unlink removes a record's postings, keyword entry and signature (its
-// row stays, for put to rewrite or remove to delete).
+// unlink removes a record's postings and keyword entry (its row and
+// vector stay, for put to rewrite or remove to delete).
 func (w *writer) unlink(row int64, text string, meta []byte) error {
-	ctx, tx := w.ctx, w.tx
 	ids, err := decodeMeta(meta)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM index_postings WHERE value_id = ? AND rec = ?`, id, row); err != nil {
+		if _, err := w.exec(`DELETE FROM index_postings WHERE value_id = ? AND rec = ?`, id, row); err != nil {
 			return err
 		}
 		w.released[id] = true
 	}
 	// An external-content FTS5 index forgets a row given its old text.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO index_text (index_text, rowid, text) VALUES ('delete', ?, ?)`, row, text); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM index_coarse WHERE rowid = ?`, row)
+	_, err = w.exec(`INSERT INTO index_text (index_text, rowid, text) VALUES ('delete', ?, ?)`, row, text)
 	return err
 }
 
@@ -1196,20 +1470,26 @@ func (w *writer) unlink(row int64, text string, meta []byte) error {
 func (w *writer) remove(row int64) error {
 	var text string
 	var meta []byte
-	if err := w.tx.QueryRowContext(w.ctx, `SELECT text, meta FROM index_records WHERE rowid = ?`, row).Scan(&text, &meta); err != nil {
+	if err := w.scan(`SELECT text, meta FROM index_records WHERE rowid = ?`, []any{row}, &text, &meta); err != nil {
 		return err
 	}
 	if err := w.unlink(row, text, meta); err != nil {
 		return err
 	}
-	_, err := w.tx.ExecContext(w.ctx, `DELETE FROM index_records WHERE rowid = ?`, row)
+	if _, err := w.exec(`DELETE FROM index_vectors WHERE rowid = ?`, row); err != nil {
+		return err
+	}
+	if _, err := w.exec(`DELETE FROM index_signatures WHERE rowid = ?`, row); err != nil {
+		return err
+	}
+	_, err := w.exec(`DELETE FROM index_records WHERE rowid = ?`, row)
 	return err
 }
 
 // cleanValues deletes the metadata pairs no record holds any more.
 func (w *writer) cleanValues() error {
 	for id := range w.released {
-		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM index_values WHERE id = ? AND NOT EXISTS (SELECT 1 FROM index_postings WHERE value_id = ?)`, id, id); err != nil {
+		if _, err := w.exec(`DELETE FROM index_values WHERE id = ? AND NOT EXISTS (SELECT 1 FROM index_postings WHERE value_id = ?)`, id, id); err != nil {
 			return err
 		}
 	}

@@ -202,7 +202,7 @@ func TestWritesLeaveNoResidue(t *testing.T) {
 		return n
 	}
 	require.Equal(t, 17, count(`SELECT count(*) FROM index_records`))
-	require.Equal(t, 17, count(`SELECT count(*) FROM index_coarse`))
+	require.Equal(t, 17, count(`SELECT count(*) FROM index_signatures`))
 	require.Equal(t, 17*2, count(`SELECT count(*) FROM index_postings`))
 	require.Equal(t, 2+17, count(`SELECT count(*) FROM index_values`), "two pages and 17 hashes: no value of a replaced or deleted record is left")
 	require.Zero(t, count(`SELECT count(*) FROM index_text WHERE index_text MATCH 'version'`), "the first texts are out of the keyword index")
@@ -341,4 +341,23 @@ func TestStringsRoundTrip(t *testing.T) {
 	ids, err := x.IDs(ctx, index.Filter{"k\x00": "v\x00\xfe"}, 10)
 	require.NoError(t, err)
 	require.Equal(t, []string{odd.ID}, ids)
+}
+
+// More records tie at the k-th place than Query ranks again past it:
+// the tie is still broken by ID.
+func TestQueryBreaksWideTiesByID(t *testing.T) {
+	x := open(t, filepath.Join(t.TempDir(), "index.sqlite"), sqlitevec.Options{Dimensions: 3})
+	var recs []index.Record
+	for i := range 60 {
+		recs = append(recs, index.Record{ID: fmt.Sprintf("tie-%02d", 59-i), Vector: []float32{1, 1, 0}})
+	}
+	recs = append(recs, index.Record{ID: "best", Vector: []float32{1, 0.9, 0}}, index.Record{ID: "far", Vector: []float32{0, 0, 1}})
+	require.NoError(t, x.Upsert(ctx, recs))
+	hits, err := x.Query(ctx, []float32{1, 1, 0}, 5, nil)
+	require.NoError(t, err)
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	require.Equal(t, []string{"tie-00", "tie-01", "tie-02", "tie-03", "tie-04"}, got)
 }
