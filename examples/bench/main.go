@@ -150,20 +150,20 @@ var scenarios = []string{scBare, scBare304, scColly, scCollyMD, scCold, scNothin
 
 // Measure is one scenario in one round.
 type Measure struct {
-	Requests  int     `json:"requests"`  // requests the site answered (robots.txt and sitemaps included)
-	Bytes     int64   `json:"bytes"`     // body bytes the site sent
-	Pages     int     `json:"pages"`     // pages the crawler handled (fetched, or answered 304)
-	WallSec   float64 `json:"wall_s"`    // elapsed time
-	CPUSec    float64 `json:"cpu_s"`     // process CPU time, user + system
-	PeakHeap  uint64  `json:"peak_heap"` // peak live heap above the heap at the start, bytes
+	Requests int     `json:"requests"`  // requests the site answered (robots.txt and sitemaps included)
+	Bytes    int64   `json:"bytes"`     // body bytes the site sent
+	Pages    int     `json:"pages"`     // pages the crawler handled (fetched, or answered 304)
+	WallSec  float64 `json:"wall_s"`    // elapsed time
+	CPUSec   float64 `json:"cpu_s"`     // process CPU time, user + system
+	PeakHeap uint64  `json:"peak_heap"` // peak live heap above the heap at the start, bytes
 	// PeakAlloc is the peak of the heap's objects, live or not yet swept
 	// (runtime.MemStats.HeapAlloc), above the live heap at the start:
 	// what the process held, garbage included.
 	PeakAlloc uint64 `json:"peak_alloc"`
-	Changed   int     `json:"changed"`   // recrawl: pages new or changed
-	Vectors   int     `json:"vectors"`   // pipeline: vectors in the index
-	VecBytes  int64   `json:"vec_bytes"` // pipeline: raw float32 bytes of those vectors
-	Scheduled int     `json:"scheduled"` // recrawl: rows due at the start
+	Changed   int    `json:"changed"`   // recrawl: pages new or changed
+	Vectors   int    `json:"vectors"`   // pipeline: vectors in the index
+	VecBytes  int64  `json:"vec_bytes"` // pipeline: raw float32 bytes of those vectors
+	Scheduled int    `json:"scheduled"` // recrawl: rows due at the start
 	// Queries are pipeline-sqlitevec's query figures.
 	Queries *Queries `json:"queries,omitempty"`
 }
