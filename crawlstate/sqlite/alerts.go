@@ -123,3 +123,38 @@ func (s *State) updatePendingAlert(ctx context.Context, op, id, query string, ar
 		return nil
 	})
 }
+
+var _ crawlstate.AlertHistory = (*State)(nil)
+
+// AlertsSince implements crawlstate.AlertHistory.
+func (s *State) AlertsSince(ctx context.Context, source string, since time.Time, afterID string, limit int) ([]crawlstate.Alert, error) {
+	const op = "alerts since"
+	switch {
+	case limit < 1:
+		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	case source == "":
+		return nil, fmt.Errorf("crawlstate: %s: empty source", op)
+	}
+	at := encTime(since)
+	rows, err := s.r.QueryContext(ctx, `
+SELECT `+alertColumns+` FROM alerts
+WHERE source = ? AND (created_at > ? OR created_at = ? AND id > ?)
+ORDER BY created_at, id
+LIMIT ?`, source, at, at, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s %s of source %q: %w", op, since.UTC().Format(time.RFC3339), source, err)
+	}
+	defer rows.Close()
+	var out []crawlstate.Alert
+	for rows.Next() {
+		a, err := scanAlert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+	}
+	return out, nil
+}
