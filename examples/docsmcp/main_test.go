@@ -117,7 +117,7 @@ func TestTools(t *testing.T) {
 	f.must(t, "refresh", map[string]any{"source": "lantern"}, &rep)
 	require.Equal(t, len(demoPages), rep.New)
 	require.Zero(t, rep.Failed)
-	require.Equal(t, int64(len(demoPages)), f.progress.Load(), "a progress notification a page")
+	require.Eventually(t, func() bool { return f.progress.Load() == int64(len(demoPages)) }, 10*time.Second, time.Millisecond, "a progress notification a page")
 
 	f.must(t, "list_sources", nil, &srcs)
 	got := srcs.Sources[0]

@@ -133,7 +133,7 @@ func TestCrashKeepsIndexAndState(t *testing.T) {
 		t.Skip("in the child")
 	}
 	pages, kills := 300, 16
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		pages, kills = 80, 6
 	}
 	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
