@@ -21,7 +21,7 @@ type Options struct {
 	// queries use (default 4).
 	ReadConns int
 	// Candidates is how many records the coarse search hands the exact
-	// rerank per hit asked for (default 8; see Query). More is slower and
+	// rerank per hit asked for (default 4; see Search). More is slower and
 	// closer to exact.
 	Candidates int
 	// Logger receives diagnostics (default: discard).

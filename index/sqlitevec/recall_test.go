@@ -70,60 +70,105 @@ func recallCorpus(t testing.TB, n, dims int) ([]index.Record, *embed.Hashing, *p
 	return recs, emb, p
 }
 
-// Past ExactLimit matching records Query finds candidates by signature
-// and reranks them; against exact search its recall@10 stays high, with
-// and without a filter.
+// Over more records than ExactLimit, Query stays exact (its recall@10
+// against a brute force in Go is 1, with and without a filter), and
+// Search by vector alone, whose candidates then come from the records'
+// signatures, keeps the recall TestRecall logs (BENCHMARKS.md quotes it)
+// above a floor; with the query's words too, the keyword matches join the
+// candidates.
 func TestRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("12,000 records: not in -short")
 	}
-	const n, dims, queries, k = 3 * sqlitevec.ExactLimit, 384, 60, 10
+	const n, dims, queries, k = 12 * sqlitevec.ExactLimit, 384, 60, 10
 	recs, emb, p := recallCorpus(t, n, dims)
 	x := open(t, filepath.Join(t.TempDir(), "index.sqlite"), sqlitevec.Options{Dimensions: dims})
 	for b := 0; b < n; b += 500 {
 		require.NoError(t, x.Upsert(ctx, recs[b:min(n, b+500)]))
 	}
+	type query struct {
+		text   string
+		vector []float32
+		want   map[string]bool // the exact top k
+		kth    float64         // the k-th score: a record scoring as much ties with it
+	}
+	vecOf := map[string][]float32{}
+	for _, r := range recs {
+		vecOf[r.ID] = r.Vector
+	}
+	exactTop := func(v []float32, filter index.Filter) (map[string]bool, float64) {
+		type sc struct {
+			id    string
+			score float64
+		}
+		var exact []sc
+		for _, r := range recs {
+			if filter.Match(r.Metadata) {
+				exact = append(exact, sc{r.ID, cosine(v, r.Vector)})
+			}
+		}
+		slices.SortFunc(exact, func(a, b sc) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) })
+		want := map[string]bool{}
+		for _, e := range exact[:k] {
+			want[e.id] = true
+		}
+		return want, exact[k-1].score
+	}
 	for _, filter := range []index.Filter{nil, {"site": "0"}} {
-		found, total := 0, 0
-		for q := range queries {
+		var qs []query
+		for range queries {
 			// A query is a few words of some chunk, with a word of noise.
 			words := strings.Fields(recs[p.rng.IntN(n)].Text)
 			start := p.rng.IntN(len(words) - 8)
 			text := strings.Join(words[start:start+6], " ") + " " + p.text(1)
 			v, err := emb.Embed(ctx, []string{text})
 			require.NoError(t, err)
-			type sc struct {
-				id    string
-				score float64
-			}
-			var exact []sc
-			for _, r := range recs {
-				if filter.Match(r.Metadata) {
-					exact = append(exact, sc{r.ID, cosine(v[0], r.Vector)})
+			want, kth := exactTop(v[0], filter)
+			qs = append(qs, query{text, v[0], want, kth})
+		}
+		recall := func(hits func(q query) []string) float64 {
+			found := 0
+			for _, q := range qs {
+				for _, id := range hits(q) {
+					if q.want[id] || cosine(q.vector, vecOf[id]) >= q.kth-1e-6 {
+						found++
+					}
 				}
 			}
-			slices.SortFunc(exact, func(a, b sc) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) })
-			want := map[string]bool{}
-			for _, e := range exact[:k] {
-				want[e.id] = true
-			}
-			hits, err := x.Query(ctx, v[0], k, filter)
+			return float64(found) / float64(k*len(qs))
+		}
+		byQuery := recall(func(q query) []string {
+			hits, err := x.Query(ctx, q.vector, k, filter)
 			require.NoError(t, err)
-			require.Len(t, hits, k, "query %d", q)
+			require.Len(t, hits, k)
+			var ids []string
 			for i, h := range hits {
-				if want[h.ID] {
-					found++
-				}
 				require.True(t, filter.Match(h.Metadata))
-				require.InDelta(t, cosine(v[0], h.Vector), float64(h.Score), 1e-6)
+				require.InDelta(t, cosine(q.vector, h.Vector), float64(h.Score), 1e-6)
 				if i > 0 {
 					require.GreaterOrEqual(t, hits[i-1].Score, h.Score)
 				}
+				ids = append(ids, h.ID)
 			}
-			total += k
+			return ids
+		})
+		search := func(text string) func(q query) []string {
+			return func(q query) []string {
+				hits, err := x.Search(ctx, sqlitevec.SearchQuery{Text: text, Vector: q.vector, K: k, Filter: filter})
+				require.NoError(t, err)
+				var ids []string
+				for _, h := range hits {
+					require.True(t, filter.Match(h.Metadata))
+					if h.VectorRank > 0 {
+						ids = append(ids, h.ID)
+					}
+				}
+				return ids
+			}
 		}
-		recall := float64(found) / float64(total)
-		t.Logf("recall@%d over %d records of %d dimensions, filter %v: %.3f", k, n, dims, filter, recall)
-		require.GreaterOrEqual(t, recall, 0.95, "filter %v", filter)
+		byVector := recall(search(""))
+		t.Logf("recall@%d over %d records of %d dimensions (hashing embedder), filter %v: Query %.3f, Search by vector %.3f", k, n, dims, filter, byQuery, byVector)
+		require.Equal(t, 1.0, byQuery, "Query is exact")
+		require.GreaterOrEqual(t, byVector, 0.25, "Search's signature candidates")
 	}
 }
