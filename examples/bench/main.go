@@ -791,14 +791,31 @@ func (b *bench) edit(set int) {
 }
 
 func (b *bench) pipelineCold() (Measure, error) {
-	const dims = 384
-	emb, err := embed.NewHashing(dims)
+	return b.pipeline("pipeline", func() (pipelineIndex, error) { return index.NewMemory(pipelineDims), nil })
+}
+
+// pipelineDims is the vector length of the pipeline scenarios' embedder.
+const pipelineDims = 384
+
+// pipelineIndex is what a pipeline scenario needs of its index.
+type pipelineIndex interface {
+	index.Writer
+	Count(context.Context) (int, error)
+}
+
+// pipeline runs a first run with the pipeline into the index open
+// returns, on the state of scenario name.
+func (b *bench) pipeline(name string, open func() (pipelineIndex, error)) (Measure, error) {
+	emb, err := embed.NewHashing(pipelineDims)
 	if err != nil {
 		return Measure{}, err
 	}
-	idx := index.NewMemory(dims)
+	idx, err := open()
+	if err != nil {
+		return Measure{}, err
+	}
 	clk := clock.NewAutoFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-	eng, st, err := b.engine("pipeline", clk, func(c *recrawl.Config) { c.Embedder, c.Index = emb, idx })
+	eng, st, err := b.engine(name, clk, func(c *recrawl.Config) { c.Embedder, c.Index = emb, idx })
 	if err != nil {
 		return Measure{}, err
 	}
@@ -813,7 +830,7 @@ func (b *bench) pipelineCold() (Measure, error) {
 		return m, err
 	}
 	m.Vectors, err = idx.Count(context.Background())
-	m.VecBytes = int64(m.Vectors) * dims * 4
+	m.VecBytes = int64(m.Vectors) * pipelineDims * 4
 	return m, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/recrawl/recrawl"
-	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
 	"github.com/recrawl/recrawl/index/sqlitevec"
@@ -45,36 +42,21 @@ type Queries struct {
 }
 
 func (b *bench) pipelineSQLite() (Measure, error) {
-	const dims = 384
-	emb, err := embed.NewHashing(dims)
-	if err != nil {
-		return Measure{}, err
-	}
-	clk := clock.NewAutoFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	const name = "pipeline-sqlitevec"
 	path := b.statePath(name)
-	idx, err := sqlitevec.Open(context.Background(), path, sqlitevec.Options{Dimensions: dims})
-	if err != nil {
-		return Measure{}, err
-	}
-	eng, st, err := b.engine(name, clk, func(c *recrawl.Config) { c.Embedder, c.Index = emb, idx })
-	if err != nil {
-		idx.Close()
-		return Measure{}, err
-	}
-	defer st.Close()
-	m, err := b.recrawlRun(eng, func(r *recrawl.Report) error {
-		if r.New != len(b.urls) {
-			return fmt.Errorf("new pages: %d, want %d", r.New, len(b.urls))
-		}
-		return nil
+	var idx *sqlitevec.Index
+	m, err := b.pipeline(name, func() (pipelineIndex, error) {
+		var err error
+		idx, err = sqlitevec.Open(context.Background(), path, sqlitevec.Options{Dimensions: pipelineDims})
+		return idx, err
 	})
 	if err != nil {
-		idx.Close()
+		if idx != nil {
+			idx.Close()
+		}
 		return m, err
 	}
-	m.Vectors, err = idx.Count(context.Background())
-	m.VecBytes = int64(m.Vectors) * dims * 4
+	emb, err := embed.NewHashing(pipelineDims)
 	b.vecIndex, b.vecPath, b.vecEmbed = idx, path, emb
 	return m, err
 }

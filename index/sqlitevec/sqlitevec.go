@@ -730,6 +730,11 @@ func (x *Index) firstByID(ctx context.Context, db queryer, k int, f *resolved) (
 		q = `SELECT rowid, id FROM index_records WHERE rowid IN (` + f.rowids() + `) ORDER BY id LIMIT ?`
 		args = append(f.args(), k)
 	}
+	return queryRecords(ctx, db, q, args...)
+}
+
+// queryRecords runs a query of (rowid, id) and returns its rows, unscored.
+func queryRecords(ctx context.Context, db queryer, q string, args ...any) ([]scored, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -849,20 +854,8 @@ func (x *Index) knn(ctx context.Context, db queryer, query []float32, n int, f *
 		args = append(args, f.args()...)
 	}
 	q += `) c JOIN index_records r ON r.rowid = c.rowid`
-	rows, err := db.QueryContext(ctx, q, args...)
+	out, err := queryRecords(ctx, db, q, args...)
 	if err != nil {
-		return nil, err
-	}
-	var out []scored
-	for rows.Next() {
-		var s scored
-		if err := rows.Scan(&s.rowid, &s.id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
 	return out, x.rescore(ctx, db, query, out)
@@ -1086,20 +1079,11 @@ func (x *Index) keywords(ctx context.Context, db queryer, text string, n int, f 
 	}
 	q += ` ORDER BY rank LIMIT ?) s JOIN index_records r ON r.rowid = s.rowid ORDER BY s.rank`
 	args = append(args, n)
-	rows, err := db.QueryContext(ctx, q, args...)
+	out, err := queryRecords(ctx, db, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("keywords %s: %w", args[0], err)
 	}
-	defer rows.Close()
-	var out []scored
-	for rows.Next() {
-		var s scored
-		if err := rows.Scan(&s.rowid, &s.id); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // resolved is a filter whose pairs were found in index_values.
