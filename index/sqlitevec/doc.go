@@ -29,11 +29,16 @@
 // Every table's name starts with "index_", so the index shares a file
 // with crawlstate/sqlite without touching its tables (open the file with
 // both, in either order; see Open). Records are rows of index_records
-// (ID, the float32 vector as sqlite-vec's BLOB format, the text, the
-// metadata as references to index_values); index_postings lists, for
-// every metadata key and value, the records that hold it, which is what
-// filters read; index_text is an FTS5 index over the texts, with
-// index_records as its content table (a text is stored once); and
-// index_coarse is a sqlite-vec vec0 table of each vector's binary
-// signature (see Query).
+// (ID, text, metadata as references to index_values); index_vectors holds
+// each record's float32 vector in sqlite-vec's BLOB format; index_postings
+// lists, for every metadata key and value, the records that hold it,
+// which is what filters read; index_text is an FTS5 index over the texts,
+// with index_records as its content table (a text is stored once); and
+// index_signatures is a sqlite-vec vec0 table of each vector's binary
+// signature, which Search's coarse step scans (see Index and Search).
+//
+// sqlite-vec's vec0 tables do not reuse the slot of a deleted row except
+// in their last chunk, so a signature table under heavy churn grows by 64
+// bytes (for 384 dimensions) per replaced record until rebuilt; the
+// vectors, texts and postings are ordinary B-trees and reuse their space.
 package sqlitevec
