@@ -73,6 +73,7 @@ func (b *bench) queries(ctx context.Context, n, recallOf int) (Queries, error) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(b.round), 31))
 	texts := make([]string, 0, n)
+	var vecs [][]float32
 	for len(texts) < n {
 		r, ok, err := x.Get(ctx, ids[rng.IntN(len(ids))])
 		if err != nil {
@@ -84,11 +85,14 @@ func (b *bench) queries(ctx context.Context, n, recallOf int) (Queries, error) {
 		}
 		w := 3 + rng.IntN(4)
 		s := rng.IntN(len(words) - w)
-		texts = append(texts, strings.Join(words[s:s+w], " "))
-	}
-	vecs, err := emb.Embed(ctx, texts)
-	if err != nil {
-		return Queries{}, err
+		text := strings.Join(words[s:s+w], " ")
+		v, err := emb.Embed(ctx, []string{text})
+		if err != nil {
+			return Queries{}, err
+		}
+		if slices.ContainsFunc(v[0], func(f float32) bool { return f != 0 }) { // words, not only punctuation
+			texts, vecs = append(texts, text), append(vecs, v[0])
+		}
 	}
 	q := Queries{Queries: n, RecallOf: recallOf}
 	timeN := func(n int, f func(i int) error) ([]time.Duration, error) {
