@@ -187,3 +187,17 @@ type Sharer interface {
 	// that deliver the same outbox deliver each alert once.
 	ClaimAlert(ctx context.Context, id, owner string, now time.Time, ttl time.Duration) (bool, error)
 }
+
+// AlertHistory is the ability to list the alerts stored for a source,
+// delivered or pending, by when they were made: what changed since a
+// given time. Without it Engine.Changes returns an error that matches
+// errors.ErrUnsupported.
+type AlertHistory interface {
+	// AlertsSince returns up to limit alerts of source, delivered or
+	// pending, that follow the position (since, afterID) in (CreatedAt,
+	// ID) order: created after since, or at since with an ID greater than
+	// afterID ("" includes every alert created at since). They come oldest
+	// first, by CreatedAt then ID, so the last one returned is where the
+	// next call starts. A limit below 1 or an empty source is an error.
+	AlertsSince(ctx context.Context, source string, since time.Time, afterID string, limit int) ([]Alert, error)
+}

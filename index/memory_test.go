@@ -677,3 +677,30 @@ func TestMemoryTexts(t *testing.T) {
 func TestMemoryConformance(t *testing.T) {
 	indextest.Run(t, func(*testing.T) index.Index { return index.NewMemory(indextest.Dimensions) })
 }
+
+// Texts packed before and after the index has its dictionary, raw and
+// compressed, round-trip through Get, Query and a snapshot.
+func TestMemoryTextsAcrossTheDictionary(t *testing.T) {
+	m := index.NewMemory(2)
+	var want []index.Record
+	for i := range 60 {
+		text := strings.Repeat(fmt.Sprintf("chunk %d of the guide says how to configure the crawler. ", i), 1+i%12)
+		if i%7 == 0 {
+			text = fmt.Sprintf("short %d", i) // too short to compress
+		}
+		want = append(want, index.Record{ID: fmt.Sprintf("r%02d", i), Vector: []float32{1, float32(i)}, Text: text})
+	}
+	require.NoError(t, m.Upsert(ctx, want))
+	path := filepath.Join(t.TempDir(), "m.snap")
+	require.NoError(t, m.SaveFile(ctx, path))
+	loaded, err := index.LoadFile(ctx, path)
+	require.NoError(t, err)
+	for _, idx := range []*index.Memory{m, loaded} {
+		for _, r := range want {
+			got, ok, err := idx.Get(ctx, r.ID)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, r.Text, got.Text, r.ID)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func (m *Memory) WriteSnapshot(ctx context.Context, w io.Writer) error {
 			}
 		}
 		sw.str(id)
-		sw.str(unpackText(m.texts[slot]))
+		sw.str(m.pack.unpack(m.texts[slot]))
 		md := m.meta[slot] // keys sorted
 		sw.uvarint(uint64(len(md.keys)))
 		for i, k := range md.keys {

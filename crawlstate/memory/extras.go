@@ -155,6 +155,36 @@ func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]
 	return out, nil
 }
 
+// AlertsSince implements crawlstate.AlertHistory.
+func (s *State) AlertsSince(ctx context.Context, source string, since time.Time, afterID string, limit int) ([]crawlstate.Alert, error) {
+	const op = "alerts since"
+	switch {
+	case limit < 1:
+		return nil, fmt.Errorf("crawlstate/memory: %s: limit %d; pass a page size of at least 1", op, limit)
+	case source == "":
+		return nil, fmt.Errorf("crawlstate/memory: %s: empty source", op)
+	}
+	if err := s.read(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var recs []*alertRec
+	for _, rec := range s.alerts {
+		a := rec.a
+		if a.Source == source && (a.CreatedAt.After(since) || a.CreatedAt.Equal(since) && a.ID > afterID) {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortFunc(recs, func(a, b *alertRec) int {
+		return cmp.Or(cmpTime(a.a.CreatedAt, b.a.CreatedAt), strings.Compare(a.a.ID, b.a.ID))
+	})
+	var out []crawlstate.Alert
+	for _, rec := range recs[:min(limit, len(recs))] {
+		out = append(out, copyAlert(rec.a))
+	}
+	return out, nil
+}
+
 // Alert implements crawlstate.AlertOutbox.
 func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) {
 	const op = "alert"

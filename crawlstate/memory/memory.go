@@ -58,6 +58,7 @@ var (
 	_ crawlstate.PageDetails   = (*State)(nil)
 	_ crawlstate.VectorCache   = (*State)(nil)
 	_ crawlstate.AlertOutbox   = (*State)(nil)
+	_ crawlstate.AlertHistory  = (*State)(nil)
 	_ crawlstate.DocumentStore = (*State)(nil)
 	_ crawlstate.EventLog      = (*State)(nil)
 	_ crawlstate.TrustStore    = (*State)(nil)

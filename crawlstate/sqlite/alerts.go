@@ -43,23 +43,29 @@ func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]
 	if limit < 1 {
 		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
 	}
-	rows, err := s.r.QueryContext(ctx, pendingAlertsSQL, source, limit)
+	out, err := s.queryAlerts(ctx, pendingAlertsSQL, source, limit)
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+	}
+	return out, nil
+}
+
+// queryAlerts runs a query of alertColumns.
+func (s *State) queryAlerts(ctx context.Context, query string, args ...any) ([]crawlstate.Alert, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []crawlstate.Alert
 	for rows.Next() {
 		a, err := scanAlert(rows)
 		if err != nil {
-			return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
+			return nil, err
 		}
 		out = append(out, a)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("crawlstate: %s of source %q: %w", op, source, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // Alert implements State.
@@ -122,4 +128,27 @@ func (s *State) updatePendingAlert(ctx context.Context, op, id, query string, ar
 		}
 		return nil
 	})
+}
+
+var _ crawlstate.AlertHistory = (*State)(nil)
+
+// AlertsSince implements crawlstate.AlertHistory.
+func (s *State) AlertsSince(ctx context.Context, source string, since time.Time, afterID string, limit int) ([]crawlstate.Alert, error) {
+	const op = "alerts since"
+	switch {
+	case limit < 1:
+		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	case source == "":
+		return nil, fmt.Errorf("crawlstate: %s: empty source", op)
+	}
+	at := encTime(since)
+	out, err := s.queryAlerts(ctx, `
+SELECT `+alertColumns+` FROM alerts
+WHERE source = ? AND (created_at > ? OR created_at = ? AND id > ?)
+ORDER BY created_at, id
+LIMIT ?`, source, at, at, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate: %s %s of source %q: %w", op, since.UTC().Format(time.RFC3339), source, err)
+	}
+	return out, nil
 }

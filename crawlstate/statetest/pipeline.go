@@ -596,3 +596,52 @@ func testCanceledContextExtras(t *testing.T, open Opener) {
 	require.True(t, a.DeliveredAt.IsZero())
 	require.Zero(t, a.Attempts)
 }
+
+// testAlertsSince pins crawlstate.AlertHistory: a source's alerts,
+// delivered or not, after a position in (CreatedAt, ID) order.
+func testAlertsSince(t *testing.T, open Opener) {
+	s := freshFull(t, open, crawlstate.Options{})
+	h, ok := s.(crawlstate.AlertHistory)
+	if !ok {
+		t.Skipf("statetest: %T lacks the optional ability crawlstate.AlertHistory, which this part of the contract needs", s)
+	}
+	a, b := "https://ex.com/a", "https://ex.com/b"
+	upsert(t, s, src, t0, disc(a, b))
+	upsert(t, s, "blog", t0, disc(a))
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	for i, al := range []crawlstate.Alert{
+		{ID: "c", Kind: "changed", CreatedAt: at(2)},
+		{ID: "a", Kind: "new", CreatedAt: at(1)},
+		{ID: "b", Kind: "changed", CreatedAt: at(2)},
+		{ID: "d", Kind: "removed", CreatedAt: at(3)},
+	} {
+		u := []string{a, b}[i%2]
+		record(t, s, src, crawlstate.Result{URL: u, At: al.CreatedAt, Changed: true, ContentHash: "h" + al.ID, Alert: &al})
+	}
+	record(t, s, "blog", crawlstate.Result{URL: a, At: at(2), Changed: true, ContentHash: "x", Alert: &crawlstate.Alert{ID: "other", Kind: "new", CreatedAt: at(2)}})
+	require.NoError(t, s.MarkDelivered(ctxT(t), "b", at(5)), "delivered alerts are listed too")
+	ids := func(since time.Time, after string, limit int) []string {
+		t.Helper()
+		as, err := h.AlertsSince(ctxT(t), src, since, after, limit)
+		require.NoError(t, err)
+		out := []string{}
+		for _, x := range as {
+			require.Equal(t, src, x.Source)
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	require.Equal(t, []string{"a", "b", "c", "d"}, ids(time.Time{}, "", 10))
+	require.Equal(t, []string{"b", "c", "d"}, ids(at(2), "", 10), "since is inclusive")
+	require.Equal(t, []string{"c", "d"}, ids(at(2), "b", 10), "after the last alert of a page")
+	require.Equal(t, []string{"b", "c"}, ids(at(2), "", 2))
+	require.Equal(t, []string{}, ids(at(4), "", 10))
+	got, err := h.AlertsSince(ctxT(t), src, at(3), "", 1)
+	require.NoError(t, err)
+	require.Equal(t, "removed", got[0].Kind)
+	requireTime(t, at(3), got[0].CreatedAt, "CreatedAt")
+	_, err = h.AlertsSince(ctxT(t), src, t0, "", 0)
+	require.Error(t, err, "limit 0")
+	_, err = h.AlertsSince(ctxT(t), "", t0, "", 1)
+	require.Error(t, err, "empty source")
+}

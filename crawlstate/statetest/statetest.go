@@ -86,6 +86,7 @@ func Run(t *testing.T, open Opener) {
 		{"RecordChunks", testRecordChunks},
 		{"RecordChunksRejectsDuplicateOrdinals", testRecordChunksDuplicate},
 		{"RecordAlert", testRecordAlert},
+		{"AlertsSince", testAlertsSince},
 		{"RecordAlertRejectsBadAlerts", testRecordAlertBad},
 		{"RecordBatchIsAtomicWithExtras", testRecordAtomicExtras},
 		{"PendingAlerts", testPendingAlerts},

@@ -22,6 +22,9 @@
 //	                 (TrustHint: every moved row fetched at once)
 //	pipeline-cold    first run with the pipeline (hashing embedder, memory
 //	                 index)
+//	pipeline-sqlitevec  the same with index/sqlitevec in the state's SQLite
+//	                 file (needs -tags sqlite_fts5; left out without), then
+//	                 -queries hybrid and vector queries over what it indexed
 //
 // With -workers 1,2,4 it measures instead how a run scales with the
 // engines that share a source's State (-state postgres, the default, or
@@ -72,6 +75,7 @@ import (
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/embed"
 	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/index/sqlitevec"
 	"github.com/recrawl/recrawl/internal/cputime"
 	"github.com/recrawl/recrawl/internal/testsite"
 )
@@ -85,6 +89,7 @@ func main() {
 	flag.BoolVar(&o.JSON, "json", false, "print JSON instead of the table")
 	flag.StringVar(&o.Profile, "profile", "", "directory for pprof CPU and heap profiles and execution traces of the recrawl scenarios (first round)")
 	flag.StringVar(&o.Only, "only", "", "comma-separated scenarios to run (default all)")
+	flag.IntVar(&o.Queries, "queries", 300, "pipeline-sqlitevec: timed queries of each kind")
 	var wo workersOptions
 	flag.StringVar(&wo.Workers, "workers", "", "measure engines sharing a source instead: comma-separated worker counts, e.g. 1,2,4")
 	flag.StringVar(&wo.State, "state", "postgres", "-workers: the shared State, postgres or memory")
@@ -118,6 +123,7 @@ type tabler interface{ table(io.Writer) error }
 
 type options struct {
 	Pages, Rounds, Concurrency, Words int
+	Queries                           int
 	JSON                              bool
 	Profile                           string
 	Only                              string
@@ -135,22 +141,31 @@ const (
 	scAllDueEdits  = "all-due-edits"
 	scLastmod      = "lastmod"
 	scPipelineCold = "pipeline-cold"
+	// scPipelineSQLite is pipeline-cold with index/sqlitevec in the state's
+	// file, then queries over it (see sqlitevec.go).
+	scPipelineSQLite = "pipeline-sqlitevec"
 )
 
-var scenarios = []string{scBare, scBare304, scColly, scCollyMD, scCold, scNothingDue, scAllDue, scAllDueEdits, scLastmod, scPipelineCold}
+var scenarios = []string{scBare, scBare304, scColly, scCollyMD, scCold, scNothingDue, scAllDue, scAllDueEdits, scLastmod, scPipelineCold, scPipelineSQLite}
 
 // Measure is one scenario in one round.
 type Measure struct {
-	Requests  int     `json:"requests"`  // requests the site answered (robots.txt and sitemaps included)
-	Bytes     int64   `json:"bytes"`     // body bytes the site sent
-	Pages     int     `json:"pages"`     // pages the crawler handled (fetched, or answered 304)
-	WallSec   float64 `json:"wall_s"`    // elapsed time
-	CPUSec    float64 `json:"cpu_s"`     // process CPU time, user + system
-	PeakHeap  uint64  `json:"peak_heap"` // peak live heap above the heap at the start, bytes
-	Changed   int     `json:"changed"`   // recrawl: pages new or changed
-	Vectors   int     `json:"vectors"`   // pipeline: vectors in the index
-	VecBytes  int64   `json:"vec_bytes"` // pipeline: raw float32 bytes of those vectors
-	Scheduled int     `json:"scheduled"` // recrawl: rows due at the start
+	Requests int     `json:"requests"`  // requests the site answered (robots.txt and sitemaps included)
+	Bytes    int64   `json:"bytes"`     // body bytes the site sent
+	Pages    int     `json:"pages"`     // pages the crawler handled (fetched, or answered 304)
+	WallSec  float64 `json:"wall_s"`    // elapsed time
+	CPUSec   float64 `json:"cpu_s"`     // process CPU time, user + system
+	PeakHeap uint64  `json:"peak_heap"` // peak live heap above the heap at the start, bytes
+	// PeakAlloc is the peak of the heap's objects, live or not yet swept
+	// (runtime.MemStats.HeapAlloc), above the live heap at the start:
+	// what the process held, garbage included.
+	PeakAlloc uint64 `json:"peak_alloc"`
+	Changed   int    `json:"changed"`   // recrawl: pages new or changed
+	Vectors   int    `json:"vectors"`   // pipeline: vectors in the index
+	VecBytes  int64  `json:"vec_bytes"` // pipeline: raw float32 bytes of those vectors
+	Scheduled int    `json:"scheduled"` // recrawl: rows due at the start
+	// Queries are pipeline-sqlitevec's query figures.
+	Queries *Queries `json:"queries,omitempty"`
 }
 
 // Row is a scenario's medians over the rounds.
@@ -179,11 +194,17 @@ func run(ctx context.Context, o options) (*Result, error) {
 	if o.Pages <= 0 || o.Rounds <= 0 || o.Concurrency <= 0 {
 		return nil, fmt.Errorf("-pages, -rounds and -concurrency must be positive")
 	}
+	if o.Queries <= 0 {
+		o.Queries = 300
+	}
 	only := map[string]bool{}
 	for _, s := range strings.Split(o.Only, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			if !slices.Contains(scenarios, s) {
 				return nil, fmt.Errorf("-only: unknown scenario %q (have %s)", s, strings.Join(scenarios, ", "))
+			}
+			if s == scPipelineSQLite && !sqlitevecAvailable() {
+				return nil, fmt.Errorf("-only %s: this build has no index/sqlitevec; build with -tags sqlite_fts5", s)
 			}
 			only[s] = true
 		}
@@ -260,6 +281,28 @@ func median(ms []Measure) Measure {
 		Vectors:   int(f(func(m Measure) float64 { return float64(m.Vectors) })),
 		VecBytes:  int64(f(func(m Measure) float64 { return float64(m.VecBytes) })),
 		Scheduled: int(f(func(m Measure) float64 { return float64(m.Scheduled) })),
+		PeakAlloc: uint64(f(func(m Measure) float64 { return float64(m.PeakAlloc) })),
+		Queries:   medianQueries(ms, f),
+	}
+}
+
+// medianQueries is the median of each query figure (nil without any).
+func medianQueries(ms []Measure, f func(func(Measure) float64) float64) *Queries {
+	if ms[0].Queries == nil {
+		return nil
+	}
+	q := func(get func(*Queries) float64) float64 {
+		return f(func(m Measure) float64 { return get(m.Queries) })
+	}
+	return &Queries{
+		Queries:     ms[0].Queries.Queries,
+		RecallOf:    ms[0].Queries.RecallOf,
+		SearchP50MS: q(func(q *Queries) float64 { return q.SearchP50MS }),
+		SearchP99MS: q(func(q *Queries) float64 { return q.SearchP99MS }),
+		QueryP50MS:  q(func(q *Queries) float64 { return q.QueryP50MS }),
+		QueryP99MS:  q(func(q *Queries) float64 { return q.QueryP99MS }),
+		Recall10:    q(func(q *Queries) float64 { return q.Recall10 }),
+		FileBytes:   int64(q(func(q *Queries) float64 { return float64(q.FileBytes) })),
 	}
 }
 
@@ -272,9 +315,19 @@ type bench struct {
 	urls   []string
 	dir    string
 	meanKB float64
+
+	// pipeline-sqlitevec's index, open for its queries.
+	vecIndex *sqlitevec.Index
+	vecPath  string
+	vecEmbed embed.Embedder
 }
 
-func (b *bench) want(sc string) bool { return len(b.only) == 0 || b.only[sc] }
+func (b *bench) want(sc string) bool {
+	if len(b.only) == 0 {
+		return sc != scPipelineSQLite || sqlitevecAvailable()
+	}
+	return b.only[sc]
+}
 
 func (b *bench) runRound(ctx context.Context) (map[string]Measure, error) {
 	b.site = testsite.New(testsite.Options{Pages: b.o.Pages, Words: b.o.Words, DocsChrome: true})
@@ -345,6 +398,19 @@ func (b *bench) runRound(ctx context.Context) (map[string]Measure, error) {
 			return nil, err
 		}
 	}
+	if b.want(scPipelineSQLite) {
+		m, err := b.measure(scPipelineSQLite, b.pipelineSQLite)
+		if err != nil {
+			return nil, err
+		}
+		q, err := b.queries(ctx, b.o.Queries, min(b.o.Queries, 50))
+		b.vecIndex.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s queries: %w", scPipelineSQLite, err)
+		}
+		m.Queries = &q
+		out[scPipelineSQLite] = m
+	}
 	return out, nil
 }
 
@@ -354,7 +420,7 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 	b.site.ResetLog()
 	runtime.GC()
 	base := heapLive()
-	var peak atomic.Uint64
+	var peak, peakAlloc atomic.Uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -365,6 +431,9 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 		for {
 			if h := heapLive(); h > peak.Load() {
 				peak.Store(h)
+			}
+			if h := heapObjects(); h > peakAlloc.Load() {
+				peakAlloc.Store(h)
 			}
 			select {
 			case <-stop:
@@ -417,6 +486,9 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 	if p := peak.Load(); p > base {
 		m.PeakHeap = p - base
 	}
+	if p := peakAlloc.Load(); p > base {
+		m.PeakAlloc = p - base
+	}
 	for _, r := range b.site.Requests() {
 		m.Requests++
 		m.Bytes += int64(r.Bytes)
@@ -425,6 +497,14 @@ func (b *bench) measure(name string, f func() (Measure, error)) (Measure, error)
 }
 
 var heapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+
+// heapObjects returns the bytes of heap objects, live or not yet swept:
+// runtime.MemStats.HeapAlloc, without stopping the world.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
 
 // heapLive returns the heap marked live by the latest GC, without stopping
 // the world: sampled often, its peak is the most the run kept reachable.
@@ -574,8 +654,11 @@ func (b *bench) colly(toMarkdown bool) (Measure, error) {
 }
 
 // engine opens a state in the round's directory and an engine over it.
+// statePath is the state file of the scenario name.
+func (b *bench) statePath(name string) string { return filepath.Join(b.dir, name+".sqlite") }
+
 func (b *bench) engine(name string, clk clock.Clock, mod func(*recrawl.Config)) (*recrawl.Engine, crawlstate.State, error) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(b.dir, name+".sqlite"))
+	st, err := sqlite.Open(context.Background(), b.statePath(name))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -708,14 +791,31 @@ func (b *bench) edit(set int) {
 }
 
 func (b *bench) pipelineCold() (Measure, error) {
-	const dims = 384
-	emb, err := embed.NewHashing(dims)
+	return b.pipeline("pipeline", func() (pipelineIndex, error) { return index.NewMemory(pipelineDims), nil })
+}
+
+// pipelineDims is the vector length of the pipeline scenarios' embedder.
+const pipelineDims = 384
+
+// pipelineIndex is what a pipeline scenario needs of its index.
+type pipelineIndex interface {
+	index.Writer
+	Count(context.Context) (int, error)
+}
+
+// pipeline runs a first run with the pipeline into the index open
+// returns, on the state of scenario name.
+func (b *bench) pipeline(name string, open func() (pipelineIndex, error)) (Measure, error) {
+	emb, err := embed.NewHashing(pipelineDims)
 	if err != nil {
 		return Measure{}, err
 	}
-	idx := index.NewMemory(dims)
+	idx, err := open()
+	if err != nil {
+		return Measure{}, err
+	}
 	clk := clock.NewAutoFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-	eng, st, err := b.engine("pipeline", clk, func(c *recrawl.Config) { c.Embedder, c.Index = emb, idx })
+	eng, st, err := b.engine(name, clk, func(c *recrawl.Config) { c.Embedder, c.Index = emb, idx })
 	if err != nil {
 		return Measure{}, err
 	}
@@ -730,7 +830,7 @@ func (b *bench) pipelineCold() (Measure, error) {
 		return m, err
 	}
 	m.Vectors, err = idx.Count(context.Background())
-	m.VecBytes = int64(m.Vectors) * dims * 4
+	m.VecBytes = int64(m.Vectors) * pipelineDims * 4
 	return m, err
 }
 
@@ -756,9 +856,15 @@ func (r *Result) table(w io.Writer) error {
 		return err
 	}
 	for _, row := range r.Rows {
-		if row.Scenario == scPipelineCold && row.Median.Vectors > 0 {
-			fmt.Fprintf(w, "\npipeline-cold: %d vectors, %.0f MB as raw float32; peak heap %.2f× that\n", row.Median.Vectors,
-				float64(row.Median.VecBytes)/(1<<20), float64(row.Median.PeakHeap)/float64(row.Median.VecBytes))
+		m := row.Median
+		if (row.Scenario == scPipelineCold || row.Scenario == scPipelineSQLite) && m.Vectors > 0 {
+			fmt.Fprintf(w, "\n%s: %d vectors, %.0f MB as raw float32; peak heap %.2f× that; heap objects (garbage included) peaked at %.0f MB\n",
+				row.Scenario, m.Vectors, float64(m.VecBytes)/(1<<20), float64(m.PeakHeap)/float64(m.VecBytes), float64(m.PeakAlloc)/(1<<20))
+		}
+		if q := m.Queries; q != nil {
+			fmt.Fprintf(w, "%s: %d queries over %d chunks (k 10): hybrid Search p50 %.1f ms, p99 %.1f ms; exact vector Query over %d queries p50 %.1f ms, p99 %.1f ms, recall@10 %.3f; file %.0f MB, %.0f bytes a chunk\n",
+				row.Scenario, q.Queries, m.Vectors, q.SearchP50MS, q.SearchP99MS, q.RecallOf, q.QueryP50MS, q.QueryP99MS, q.Recall10,
+				float64(q.FileBytes)/(1<<20), float64(q.FileBytes)/float64(m.Vectors))
 		}
 	}
 	return nil

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package main
+
+const cgoEnabled = false
