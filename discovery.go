@@ -45,6 +45,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		Logger:       e.cfg.Logger,
 		Documents:    documents{st: e.st, at: r.start, d: d},
 		Source:       r.source,
+		Normalize:    e.cfg.Normalize,
 		OnUnchanged:  d.unchanged,
 		TrustLastMod: e.cfg.SitemapTrust == TrustAuthoritative,
 		Pages:        &pageHandler{r: r, d: d},

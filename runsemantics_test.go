@@ -19,6 +19,7 @@ import (
 	"github.com/recrawl/recrawl/crawlstate/statetest"
 	"github.com/recrawl/recrawl/discover"
 	"github.com/recrawl/recrawl/internal/testsite"
+	"github.com/recrawl/recrawl/normalize"
 )
 
 // Run and Shutdown called concurrently: -race finds no data race, every
@@ -351,4 +352,31 @@ func TestLostDiscoveryIsNotRememberedAsUnchanged(t *testing.T) {
 	row, err := f.state.Get(ctx, f.src.Name(), added)
 	require.NoError(t, err)
 	require.NotEmpty(t, row.ContentHash, "and it was fetched")
+}
+
+// The engine's URL policy (Config.Normalize) is the one every source
+// gets: a crawl dedupes the links a custom policy folds together exactly
+// as the engine keys its rows.
+func TestCrawlUsesTheEnginesURLPolicy(t *testing.T) {
+	policy := normalize.Policy{Tracking: append(normalize.DefaultTracking(), "session")}
+	f := newFixture(t, testsite.Options{Pages: 1}, recrawl.Config{Normalize: policy})
+	for i := range 3 {
+		f.site.Add(fmt.Sprintf("/docs/more-%d", i), "More", fmt.Sprintf(`<p>More %d.</p><a href="/docs/more-%d?session=a">next</a><a href="/docs/more-%d?session=b">next again</a>`, i, (i+1)%3, (i+1)%3))
+	}
+	f.src = discover.Crawl{URL: f.site.PageURL("/docs/more-0")}
+	f.run()
+	requested := map[string]int{}
+	for _, r := range f.site.PageRequests() {
+		requested[r.Path]++
+	}
+	for i := range 3 {
+		require.Equal(t, 1, requested[fmt.Sprintf("/docs/more-%d", i)], "each page requested once, whatever its session")
+	}
+	for p := range requested {
+		require.NotContains(t, p, "session", "a variant the policy folds is not requested")
+	}
+	for i := range 3 {
+		_, err := f.state.Get(context.Background(), f.src.Name(), f.site.PageURL(fmt.Sprintf("/docs/more-%d", i)))
+		require.NoError(t, err)
+	}
 }

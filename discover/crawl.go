@@ -116,10 +116,6 @@ type Crawl struct {
 	URL string
 	// SourceName names the source in state; empty means URL.
 	SourceName string
-	// Normalize is the URL policy that identifies pages; set it to the
-	// engine's, so the crawl dedupes exactly as the engine does. The zero
-	// value is the default policy.
-	Normalize normalize.Policy
 	// Only, when set, is a path prefix (such as "/docs/guide/"): only
 	// URLs whose path starts with it are followed (the start page is requested whatever its path). It is a plain prefix:
 	// "/docs/api" also holds "/docs/apiary"; end it with "/" for a
@@ -150,8 +146,8 @@ func (c Crawl) discover(ctx context.Context, env Env, first *pageResult, yield f
 	if env.Client == nil {
 		return ErrNoClient
 	}
-	cr := &crawler{env: env, identity: c.Normalize, entryURL: c.URL, seen: map[string]struct{}{}, first: first, only: c.Only}
-	cr.request = c.Normalize
+	cr := &crawler{env: env, identity: env.Normalize, entryURL: c.URL, seen: map[string]struct{}{}, first: first, only: c.Only}
+	cr.request = env.Normalize
 	cr.request.KeepTrailingSlash, cr.request.KeepFragment = true, false
 	start, err := cr.request.URL(c.URL)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/normalize"
 	"log/slog"
 	"net/http"
 	"time"
@@ -79,6 +80,10 @@ type Env struct {
 	Documents crawlstate.DocumentStore
 	// Source names the source the documents belong to.
 	Source string
+	// Normalize is the URL policy that gives pages their identity: the
+	// engine's (Config.Normalize), so that a crawl dedupes exactly as the
+	// engine keys its rows. The zero value is the default policy.
+	Normalize normalize.Policy
 	// OnUnchanged, when set, is called for a document that is known to
 	// list exactly what it listed before: it answered 304, or (with
 	// TrustLastMod) its lastmod in a sitemap index did not move and it was

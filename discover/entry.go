@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/recrawl/recrawl/normalize"
 )
 
 // Entry is a documentation site given by one URL: a sitemap, an llms.txt
@@ -35,9 +34,6 @@ type Entry struct {
 	Format Format
 	// SourceName names the source in state; empty means URL.
 	SourceName string
-	// Normalize is the engine's URL policy, used by a crawl (see
-	// Crawl.Normalize).
-	Normalize normalize.Policy
 	// Only is a path prefix handed to the source that runs (see
 	// Crawl.Only, Sitemap.Only, LLMsTxt.Only).
 	Only string
@@ -131,7 +127,7 @@ func (e Entry) Discover(ctx context.Context, env Env, yield func(Link) error) er
 }
 
 func (e Entry) crawl() Crawl {
-	return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize, Only: e.Only}
+	return Crawl{URL: e.URL, SourceName: e.SourceName, Only: e.Only}
 }
 
 func (e Entry) source(f Format) Source {
@@ -141,6 +137,6 @@ func (e Entry) source(f Format) Source {
 	case FormatLLMsTxt:
 		return LLMsTxt{URL: e.URL, SourceName: e.SourceName, Only: e.Only}
 	default:
-		return Crawl{URL: e.URL, SourceName: e.SourceName, Normalize: e.Normalize, Only: e.Only}
+		return Crawl{URL: e.URL, SourceName: e.SourceName, Only: e.Only}
 	}
 }
