@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -678,7 +679,12 @@ func (e *Engine) exposedRows(ctx context.Context, source string, start time.Time
 		}
 		cands = append(cands, cand{x.url, plan.Priority(p)})
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.prio, a.prio) })
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		return strings.Compare(a.url, b.url)
+	})
 	if l := plan.Limit(); len(cands) > l {
 		cands = cands[:l]
 	}

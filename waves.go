@@ -93,6 +93,10 @@ func (sl *selector) fetchDue(ctx context.Context) error {
 // fetchWave picks w's rows and fetches them through a run of the stages.
 func (sl *selector) fetchWave(ctx context.Context, w *wave) error {
 	r := sl.r
+	// The co-change model learns the wave's fetches once the wave is
+	// done, so that ranking does not depend on the order they finish in.
+	r.co.Hold()
+	defer r.co.Release()
 	s := r.startStages(ctx)
 	var plain []crawlstate.Row
 	qerr := sl.selectWave(ctx, w, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
@@ -146,6 +150,13 @@ func (sl *selector) selectWave(ctx context.Context, w *wave, dispatch func(*craw
 	room := w.limit // what the limit leaves for the ranked rows
 	samples := map[*docTrust]*sampleSet{}
 	var docs []*docTrust // samples' keys in the order met
+	// A listing's verdict is taken once a wave, from the evidence at the
+	// wave's start, whatever the fetches finishing meanwhile add to it.
+	type judged struct {
+		v     schedule.Verdict
+		quota int
+	}
+	verdicts := map[*docTrust]judged{}
 	leave := func(row crawlstate.Row) {
 		if row.NextCheck.After(r.start) {
 			return // a sibling that was not due: it stays as it is
@@ -178,7 +189,12 @@ func (sl *selector) selectWave(ctx context.Context, w *wave, dispatch func(*craw
 			// fetch come first within it.
 			consider(row, math.Inf(1))
 		case class == classSample:
-			v, quota := r.trust.verdict(doc)
+			j, ok := verdicts[doc]
+			if !ok {
+				j.v, j.quota = r.trust.verdict(doc)
+				verdicts[doc] = j
+			}
+			v, quota := j.v, j.quota
 			switch {
 			case v == schedule.Force:
 				// The budget counts it, as the seeds' baseline fetches

@@ -3,7 +3,6 @@ package discover
 import (
 	"context"
 	"net/http"
-
 )
 
 // Entry is a documentation site given by one URL: a sitemap, an llms.txt

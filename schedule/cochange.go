@@ -48,6 +48,16 @@ type CoChange struct {
 	// Touched.
 	touched map[string]struct{}
 	learned bool // Learned
+	// held, while holding, keeps the fetches Check is handed for Release.
+	holding bool
+	held    []coHeld
+}
+
+// coHeld is a fetch Check held.
+type coHeld struct {
+	url string
+	p   Page
+	obs Observation
 }
 
 // coBuckets is how many levels of excess the model tells apart: below
@@ -167,6 +177,54 @@ func (m *CoChange) Check(url string, p Page, obs Observation) {
 	if obs.First || p.LastFetched.IsZero() || !obs.At.After(p.LastFetched) {
 		return
 	}
+	m.mu.Lock()
+	if m.holding {
+		p.Recent = nil // the model reads none of them
+		m.held = append(m.held, coHeld{url, p, obs})
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	m.check(url, p, obs)
+}
+
+// Hold makes Check keep the fetches it is handed, without learning from
+// them, until Release. A crawler that fetches a wave of pages at once,
+// from several goroutines, holds them so that what it ranks by during the
+// wave does not depend on the order the fetches finished in, and learns
+// them all between waves.
+func (m *CoChange) Hold() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.holding = true
+	m.mu.Unlock()
+}
+
+// Release learns the fetches held since Hold, in the order of their time
+// and URL, and stops holding.
+func (m *CoChange) Release() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	held := m.held
+	m.held, m.holding = nil, false
+	m.mu.Unlock()
+	slices.SortFunc(held, func(a, b coHeld) int {
+		if c := a.obs.At.Compare(b.obs.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.url, b.url)
+	})
+	for _, h := range held {
+		m.check(h.url, h.p, h.obs)
+	}
+}
+
+// check is Check without holding.
+func (m *CoChange) check(url string, p Page, obs Observation) {
 	key := m.cluster(url)
 	if key == "" {
 		return

@@ -78,10 +78,14 @@ func run(args []string, out io.Writer) error {
 	days := fs.Int("days", 60, "measured days")
 	cadence := fs.Duration("cadence", 24*time.Hour, "time between runs")
 	seed := fs.Uint64("seed", 1, "seed of the change times")
+	table := fs.String("table", "", "print the Markdown table of a file of -json lines of release mixes (halving and default per mix and cadence), and run nothing")
 	mixName := fs.String("mix", "A", "A (Poisson pages, no sitemap lastmod), or R, R-honest, R-generated (sections releasing in bursts, behind no lastmod, honest lastmods, generated lastmods)")
 	asJSON := fs.Bool("json", false, "one JSON object per line and policy")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *table != "" {
+		return writeTable(out, *table)
 	}
 	if *pages < 1 || *warmup < 0 || *days < 1 || *cadence < time.Minute {
 		return errors.New("need -pages >= 1, -warmup >= 0, -days >= 1 and -cadence >= 1m")
@@ -322,4 +326,63 @@ func (w world) measure(path string, s schedule.Scheduler) (Result, error) {
 	}
 	live := float64(w.pages) * w.days.Hours()
 	return Result{Freshness: 1 - staleSum/live, Fetches: fetches, ReleaseStale: releaseSum}, nil
+}
+
+// writeTable renders -json lines of the release mixes as a Markdown
+// table: per mix and cadence, Halving's and the default's freshness, the
+// default's gain and fetches against Halving's, and its release staleness
+// as a share of Halving's.
+func writeTable(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type key struct{ mix, cadence string }
+	var order []key
+	got := map[key]map[string]Result{}
+	dec := json.NewDecoder(f)
+	for {
+		var r Result
+		if err := dec.Decode(&r); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		k := key{r.Mix, r.Cadence}
+		if got[k] == nil {
+			got[k] = map[string]Result{}
+			order = append(order, k)
+		}
+		got[k][r.Policy] = r
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("%s: no results", path)
+	}
+	sitemaps := map[string]string{"R": "no lastmod", "R-honest": "honest lastmods", "R-generated": "generated lastmods"}
+	fmt.Fprintln(out, "| sitemap | runs every | `Halving` fresh | default fresh | vs Halving | fetches vs Halving's | release staleness vs Halving's |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+	for _, k := range order {
+		h, d := got[k]["halving"], got[k]["default"]
+		if h.Policy == "" || d.Policy == "" {
+			return fmt.Errorf("%s: mix %s at %s lacks halving or default", path, k.mix, k.cadence)
+		}
+		name := sitemaps[k.mix]
+		if name == "" {
+			name = k.mix
+		}
+		c, err := time.ParseDuration(k.cadence)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		every := c.String()
+		if c%(24*time.Hour) == 0 {
+			every = fmt.Sprintf("%d d", c/(24*time.Hour))
+		} else if c%time.Hour == 0 {
+			every = fmt.Sprintf("%d h", c/time.Hour)
+		}
+		fmt.Fprintf(out, "| %s | %s | %.3f | %.3f | %+.1f%% | %.3f | %.2f× |\n", name, every, h.Freshness, d.Freshness, 100*d.VsHalving, d.FetchRate, d.ReleaseVsHalving)
+	}
+	fmt.Fprintf(out, "\n%d pages, seed %d.\n", got[order[0]]["default"].Pages, got[order[0]]["default"].Seed)
+	return nil
 }

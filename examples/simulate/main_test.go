@@ -28,9 +28,53 @@ func TestRunPrintsTable(t *testing.T) {
 
 func TestRunRejectsBadInput(t *testing.T) {
 	var out bytes.Buffer
-	require.ErrorContains(t, run([]string{"-mix", "Z"}, &out), "use A, B, C or L")
+	require.ErrorContains(t, run([]string{"-mix", "Z"}, &out), "use A, B, C, L, R")
 	require.Error(t, run([]string{"-pages", "x"}, &out))
 	require.ErrorContains(t, run([]string{"-pages", "-5"}, &out), "must not be negative")
+}
+
+// docs/scheduling.md's release table is exactly what -release-table
+// renders from the recorded -releases results; they keep the default
+// within Halving's fetches.
+func TestDocReleaseTableIsTheRecordedRun(t *testing.T) {
+	const rec = "testdata/releases.jsonl"
+	var want bytes.Buffer
+	require.NoError(t, run([]string{"-release-table", rec}, &want))
+	doc, err := os.ReadFile("../../docs/scheduling.md")
+	require.NoError(t, err)
+	const begin = "<!-- release-table: go run ./examples/simulate -release-table examples/simulate/testdata/releases.jsonl -->\n"
+	const end = "<!-- /release-table -->"
+	text := string(doc)
+	i := strings.Index(text, begin)
+	require.GreaterOrEqual(t, i, 0, "docs/scheduling.md lacks the release-table block")
+	j := strings.Index(text[i:], end)
+	require.Positive(t, j)
+	require.Equal(t, want.String(), text[i+len(begin):i+j], "docs/scheduling.md's release table differs from -release-table %s", rec)
+	f, err := os.Open(rec)
+	require.NoError(t, err)
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	for dec.More() {
+		var l line
+		require.NoError(t, dec.Decode(&l))
+		if l.Policy == "default" {
+			require.LessOrEqual(t, l.FetchRate, 1.0, "at %s the default spends at most Halving's fetches", l.Cadence)
+		}
+	}
+}
+
+func TestReleasesAndTable(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"-releases", "-pages", "60", "-days", "8", "-warmup", "4", "-seeds", "1"}, &out))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 16, "four policies at four cadences")
+	path := filepath.Join(t.TempDir(), "releases.jsonl")
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	var table bytes.Buffer
+	require.NoError(t, run([]string{"-release-table", path}, &table))
+	require.Contains(t, table.String(), "| 7 d |")
+	require.Contains(t, table.String(), "mix R, 60 pages")
+	require.ErrorContains(t, run([]string{"-releases", "-mix", "B"}, &out), "needs a mix with releases")
 }
 
 // The README's scheduler table is exactly what -table renders from the
@@ -40,16 +84,16 @@ func TestReadmeTableIsTheRecordedGrid(t *testing.T) {
 	const grid = "testdata/grid.jsonl"
 	var want bytes.Buffer
 	require.NoError(t, run([]string{"-table", grid}, &want))
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/scheduling.md")
 	require.NoError(t, err)
 	const begin = "<!-- scheduler-table: go run ./examples/simulate -table examples/simulate/testdata/grid.jsonl -->\n"
 	const end = "<!-- /scheduler-table -->"
 	text := string(readme)
 	i := strings.Index(text, begin)
-	require.GreaterOrEqual(t, i, 0, "README.md lacks the scheduler-table block")
+	require.GreaterOrEqual(t, i, 0, "docs/scheduling.md lacks the scheduler-table block")
 	j := strings.Index(text[i:], end)
-	require.Positive(t, j, "README.md: the scheduler-table block is not closed")
-	require.Equal(t, want.String(), text[i+len(begin):i+j], "README.md's table differs from -table %s; paste the command's output", grid)
+	require.Positive(t, j, "docs/scheduling.md: the scheduler-table block is not closed")
+	require.Equal(t, want.String(), text[i+len(begin):i+j], "docs/scheduling.md's table differs from -table %s; paste the command's output", grid)
 
 	f, err := os.Open(grid)
 	require.NoError(t, err)
@@ -84,10 +128,10 @@ func TestReadmeQuotesTheUncappedSpend(t *testing.T) {
 	}
 	require.Len(t, spend["A"], len(gridCadences))
 	require.Len(t, spend["B"], len(gridCadences))
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/scheduling.md")
 	require.NoError(t, err)
 	text := strings.Join(strings.Fields(string(readme)), " ")
-	want := fmt.Sprintf("the uncapped default spends %s× the baseline's fetches on mix A at hourly, 6-hourly, daily and weekly runs, and %s× on mix B",
+	want := fmt.Sprintf("the uncapped default spends %s× the baseline's fetches on mix A at hourly, 6-hourly, daily and weekly runs, and %s× on mix B.",
 		strings.Join(spend["A"], "/"), strings.Join(spend["B"], "/"))
 	require.Contains(t, text, want)
 }
@@ -159,7 +203,7 @@ func TestReadmeLastModTableIsTheRecordedRun(t *testing.T) {
 			vs[cols[0]] = strings.Replace(cols[2], "-", "−", 1)
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/scheduling.md")
 	require.NoError(t, err)
 	for _, row := range []struct{ label, policy string }{
 		{"learned (the default)", "Default"},
@@ -169,7 +213,7 @@ func TestReadmeLastModTableIsTheRecordedRun(t *testing.T) {
 		p := row.policy
 		want := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", row.label, fresh[p], vs[p],
 			bySitemap[[2]string{p, "honest lastmod"}], bySitemap[[2]string{p, "generated lastmod"}], bySitemap[[2]string{p, "no lastmod"}])
-		require.True(t, strings.Contains(string(readme), want), "README.md lacks the row\n%s\n(from testdata/mix-l-6h.txt)", want)
+		require.True(t, strings.Contains(string(readme), want), "docs/scheduling.md lacks the row\n%s\n(from testdata/mix-l-6h.txt)", want)
 	}
 	require.Equal(t, fresh["Default (hint)"], fresh["Default (authoritative)"], "one row for both")
 }
@@ -191,7 +235,7 @@ func TestREADMEQuotesTheEngineSetting(t *testing.T) {
 		require.Equal(t, 10, l.Seeds)
 		got[l.Policy] = l
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/scheduling.md")
 	require.NoError(t, err)
 	text := strings.Join(strings.Fields(string(readme)), " ")
 	want := fmt.Sprintf("the simulator in the same setting (1,000 pages, 60 days after 60 of warm-up, 10 seeds) puts the uncapped default at %+.1f%% at %.3f× Halving's fetches, and the index given the true change rates at %+.1f%%",
