@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Links implements crawlstate.PageDetails.
@@ -467,7 +468,7 @@ func (s *State) liveRows(ctx context.Context, op, source, after string, limit in
 	if src == nil {
 		return []crawlstate.Row{}, nil
 	}
-	ps := make([]*page, 0, min(limit, src.live.Len()))
+	ps := make([]*page, 0, min(backend.Prealloc(limit), src.live.Len()))
 	src.live.ascend(entry{url: after}, true, func(e entry) bool {
 		ps = append(ps, e.p)
 		return len(ps) < limit

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // ErrClosed is wrapped by the error of every call on a closed State.
@@ -470,7 +471,7 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 			return false
 		}
 		if ps == nil {
-			ps = make([]*page, 0, min(limit, src.due.Len()))
+			ps = make([]*page, 0, min(backend.Prealloc(limit), src.due.Len()))
 		}
 		ps = append(ps, e.p)
 		return len(ps) < limit

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // offer is the rows of a source offered for one run: those nobody holds,
@@ -162,7 +163,7 @@ func (s *State) Claim(ctx context.Context, source string, run time.Time, owner s
 		return true
 	})
 	slices.SortFunc(expired, func(a, b *page) int { return cmpDue(dueEntry(a), dueEntry(b)) })
-	picked := make([]*page, 0, min(limit, o.free.Len()+len(expired)))
+	picked := make([]*page, 0, min(backend.Prealloc(limit), o.free.Len()+len(expired)))
 	o.free.all(func(e entry) bool {
 		for len(expired) > 0 && len(picked) < limit && cmpDue(dueEntry(expired[0]), e) < 0 {
 			picked, expired = append(picked, expired[0]), expired[1:]

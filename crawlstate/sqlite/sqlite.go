@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // SQLite is the default State: one SQLite database file in WAL mode.
@@ -936,7 +937,8 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 
 // queryRows runs a query that selects rowColumns of source's rows and
 // reads them straight from the driver, on a connection of the read pool;
-// it expects up to size rows. args are the query's arguments as
+// it expects up to size rows (and allocates room for at most
+// backend.MaxPrealloc of them up front). args are the query's arguments as
 // database/sql takes them: sql.NamedArg or positional int, int64, bool,
 // string values.
 func (s *State) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
@@ -992,7 +994,7 @@ func (s *State) readRows(ctx context.Context, source string, size int, shape row
 		return nil, err
 	}
 	defer conn.Close()
-	out := make([]crawlstate.Row, 0, size)
+	out := make([]crawlstate.Row, 0, backend.Prealloc(size))
 	err = conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
