@@ -1,8 +1,11 @@
 // Package backend holds the code the crawlstate stores (crawlstate/sqlite,
 // crawlstate/postgres, crawlstate/memory) share beside their own storage:
-// the checks of their arguments, how a limit sizes a result, how the SQL
-// stores encode times, and the order a discovery batch is written in.
-// What differs by SQL dialect stays in each store.
+// the checks of their arguments and their errors (Checker), how a limit
+// sizes a result (Prealloc), the order a discovery batch is written in
+// (KeyOrder), when a run lock may be taken (Checker.Take), and for the
+// SQL stores how times and vectors are encoded and the alert, document
+// and run-lock rows decoded. What differs by SQL dialect stays in each
+// store.
 package backend
 
 // MaxPrealloc is the most elements a store allocates up front for the
