@@ -8,6 +8,7 @@ require (
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
 	github.com/andybalholm/cascadia v1.3.4
 	github.com/asg017/sqlite-vec-go-bindings v0.1.6
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/gabriel-vasile/mimetype v1.4.16
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/jackc/pgx/v5 v5.12.0

@@ -44,6 +44,7 @@ func BenchmarkDiff(b *testing.B) {
 		{"page 30KB 5 edits", doc, editLines(r, doc, 5)},
 		{"page 30KB 100 edits", doc, editLines(r, doc, 100)},
 		{"5000 dissimilar lines", big.String(), big2.String()},
+		{"250000 dissimilar lines", dissimilarLines(r, 250_000), dissimilarLines(r, 250_000)},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -182,7 +182,8 @@ func TestDiffRealDocumentEdits(t *testing.T) {
 	}
 }
 
-// Past the work budget the diff is no longer minimal but still correct.
+// Past go-udiff's search depth the diff is no longer minimal but still
+// correct.
 func TestDiffLargeDissimilarInputsStayCorrect(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	gen := func(n int) string {
@@ -201,10 +202,14 @@ func TestDiffLargeDissimilarInputsStayCorrect(t *testing.T) {
 }
 
 // GNU patch, when installed, applies Diff's output: the format is the real
-// one, not only what our own applier accepts.
+// one, not only what our own applier accepts. With
+// RECRAWL_TEST_REQUIRE_PATCH set (CI sets it) a missing patch fails.
 func TestDiffAppliesWithGNUPatch(t *testing.T) {
 	patchBin, err := exec.LookPath("patch")
 	if err != nil {
+		if os.Getenv("RECRAWL_TEST_REQUIRE_PATCH") != "" {
+			t.Fatalf("RECRAWL_TEST_REQUIRE_PATCH is set and GNU patch is not on PATH: %v", err)
+		}
 		t.Skip("patch not installed")
 	}
 	dir := t.TempDir()

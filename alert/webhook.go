@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -379,14 +378,7 @@ func (w *webhookSink) retryAfter(v string) time.Duration {
 // backoff is the wait after the given failed attempt (1-based) without
 // Retry-After: initial * 2^(attempt-1), capped, upper half randomized.
 func (w *webhookSink) backoff(attempt int) time.Duration {
-	d := w.cfg.maxBackoff
-	if attempt-1 < 62 {
-		if e := w.cfg.backoff << (attempt - 1); e > 0 && e < d {
-			d = e
-		}
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return retry.HalfJitter(attempt-1, w.cfg.backoff, w.cfg.maxBackoff)
 }
 
 // truncateBody keeps at most maxErrorBody bytes of valid UTF-8.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -415,14 +414,10 @@ func (o *OpenAI) retryAfter(v string) time.Duration {
 	return d
 }
 
-// backoff is the wait before retry attempt+1 when the server named none.
+// backoff is the wait before retry attempt+1 when the server named none:
+// Backoff * 2^attempt, capped at MaxBackoff, upper half randomized.
 func (o *OpenAI) backoff(attempt int) time.Duration {
-	d := o.cfg.MaxBackoff
-	if attempt < 30 {
-		d = min(o.cfg.Backoff<<attempt, o.cfg.MaxBackoff)
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return retry.HalfJitter(attempt, o.cfg.Backoff, o.cfg.MaxBackoff)
 }
 
 // decodeAPIError reads an error body in the OpenAI shape, or the shapes of

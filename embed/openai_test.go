@@ -418,6 +418,17 @@ func TestOpenAIRetry(t *testing.T) {
 			minWait: 3 * time.Second, maxWait: 6 * time.Second,
 		},
 		{
+			name: "a long backoff does not overflow on late retries",
+			cfg: func(c *embed.OpenAIConfig) {
+				c.Backoff, c.MaxBackoff, c.MaxRetries = time.Hour, 2*time.Hour, 24
+			},
+			respond:      fail(500, nil),
+			wantRequests: 25,
+			// waits: [30m,1h], then 23 of [1h,2h] (Backoff<<22 overflows a Duration)
+			minWait: 30*time.Minute + 23*time.Hour, maxWait: 47 * time.Hour,
+			wantStatus: 500,
+		},
+		{
 			name:         "retries run out",
 			cfg:          func(c *embed.OpenAIConfig) { c.MaxRetries = 2 },
 			respond:      fail(502, map[string]string{"Retry-After": "1"}),

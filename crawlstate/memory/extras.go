@@ -3,13 +3,13 @@ package memory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Links implements crawlstate.PageDetails.
@@ -21,7 +21,7 @@ func (s *State) Links(ctx context.Context, source, u string) ([]string, error) {
 	defer s.mu.RUnlock()
 	p := s.lookup(source, u)
 	if p == nil {
-		return nil, notFound(op, source, u)
+		return nil, check.NoSuchURL(op, source, u)
 	}
 	return slices.Clone(p.links), nil
 }
@@ -35,7 +35,7 @@ func (s *State) Chunks(ctx context.Context, source, u string) ([]crawlstate.Chun
 	defer s.mu.RUnlock()
 	p := s.lookup(source, u)
 	if p == nil {
-		return nil, notFound(op, source, u)
+		return nil, check.NoSuchURL(op, source, u)
 	}
 	return slices.Clone(p.chunks), nil
 }
@@ -44,8 +44,8 @@ func (s *State) Chunks(ctx context.Context, source, u string) ([]crawlstate.Chun
 // copies.
 func (s *State) Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error) {
 	const op = "vectors"
-	if model == "" {
-		return nil, fmt.Errorf("crawlstate/memory: %s: empty model name", op)
+	if err := check.Vectors(op, model, nil); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, op); err != nil {
 		return nil, err
@@ -64,16 +64,8 @@ func (s *State) Vectors(ctx context.Context, model string, textHashes []string) 
 // PutVectors implements crawlstate.VectorCache; it stores copies.
 func (s *State) PutVectors(ctx context.Context, model string, vectors map[string][]float32) error {
 	const op = "put vectors"
-	if model == "" {
-		return fmt.Errorf("crawlstate/memory: %s: empty model name", op)
-	}
-	for h, v := range vectors {
-		if h == "" {
-			return fmt.Errorf("crawlstate/memory: %s of model %q: an empty text hash; key vectors by the chunk's text hash", op, model)
-		}
-		if len(v) == 0 {
-			return fmt.Errorf("crawlstate/memory: %s of model %q: text hash %s has an empty vector", op, model, h)
-		}
+	if err := check.Vectors(op, model, vectors); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -134,8 +126,8 @@ func (s *State) putAlert(source, u string, a *crawlstate.Alert) {
 // PendingAlerts implements crawlstate.AlertOutbox.
 func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]crawlstate.Alert, error) {
 	const op = "pending alerts"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/memory: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, op); err != nil {
 		return nil, err
@@ -203,8 +195,8 @@ func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) 
 // lease.
 func (s *State) MarkDelivered(ctx context.Context, id string, at time.Time) error {
 	const op = "mark delivered"
-	if at.IsZero() {
-		return fmt.Errorf("crawlstate/memory: %s %q: zero delivery time; pass when the sink acknowledged the alert", op, id)
+	if err := check.Delivered(id, at); err != nil {
+		return err
 	}
 	return s.updatePendingAlert(ctx, op, id, func(rec *alertRec) {
 		rec.a.DeliveredAt = ut(at)
@@ -233,7 +225,7 @@ func (s *State) updatePendingAlert(ctx context.Context, op, id string, fn func(*
 	defer s.mu.Unlock()
 	rec, ok := s.alerts[id]
 	if !ok {
-		return fmt.Errorf("crawlstate/memory: %s %q: no such alert: %w", op, id, crawlstate.ErrNotFound)
+		return check.NoSuchAlert(op, id)
 	}
 	if !rec.a.DeliveredAt.IsZero() {
 		return nil
@@ -267,8 +259,8 @@ func (s *State) Document(ctx context.Context, source, u string) (crawlstate.Docu
 // field of a stored document.
 func (s *State) PutDocument(ctx context.Context, source string, doc crawlstate.Document) error {
 	const op = "put document"
-	if source == "" || doc.URL == "" {
-		return fmt.Errorf("crawlstate/memory: %s: empty source (%q) or document URL (%q)", op, source, doc.URL)
+	if err := check.Document(source, doc); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -286,8 +278,8 @@ func (s *State) PutDocument(ctx context.Context, source string, doc crawlstate.D
 // TouchListed implements crawlstate.DocumentStore.
 func (s *State) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
 	const op = "touch listed"
-	if via == "" {
-		return 0, fmt.Errorf("crawlstate/memory: %s: empty document URL; pass the document whose listing did not change", op)
+	if err := check.Via(via); err != nil {
+		return 0, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return 0, err
@@ -335,13 +327,8 @@ func (s *State) logEvents(source, u string, events []crawlstate.StageEvent) {
 // LogEvents implements crawlstate.EventLog.
 func (s *State) LogEvents(ctx context.Context, source string, events []crawlstate.StageEvent) error {
 	const op = "log events"
-	if source == "" {
-		return fmt.Errorf("crawlstate/memory: %s: empty source name", op)
-	}
-	for i, e := range events {
-		if e.URL == "" || e.Stage == "" {
-			return fmt.Errorf("crawlstate/memory: %s: events[%d] has an empty URL (%q) or stage (%q)", op, i, e.URL, e.Stage)
-		}
+	if err := check.Events(source, events); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -370,8 +357,8 @@ func (s *State) Events(ctx context.Context, source, u string, since time.Time) (
 // DeadLetters implements crawlstate.EventLog.
 func (s *State) DeadLetters(ctx context.Context, source string, minFailures int) ([]crawlstate.Row, error) {
 	const op = "dead letters"
-	if minFailures < 1 {
-		return nil, fmt.Errorf("crawlstate/memory: %s: minFailures %d; pass at least 1", op, minFailures)
+	if err := check.MinFailures(minFailures); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, op); err != nil {
 		return nil, err
@@ -394,11 +381,8 @@ func (s *State) DeadLetters(ctx context.Context, source string, minFailures int)
 // RecordRun implements crawlstate.RunLog.
 func (s *State) RecordRun(ctx context.Context, source string, start time.Time) error {
 	const op = "record run"
-	switch {
-	case source == "":
-		return errors.New("crawlstate/memory: record run: empty source name")
-	case start.IsZero():
-		return fmt.Errorf("crawlstate/memory: %s of %q: zero start time; pass the run's start", op, source)
+	if err := check.Run(op, source, start); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -420,8 +404,8 @@ func (s *State) RecordRun(ctx context.Context, source string, start time.Time) e
 
 // Runs implements crawlstate.RunLog.
 func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/memory: runs of %q: limit %d; it must be at least 1", source, limit)
+	if err := check.Limit("runs", limit); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, "runs"); err != nil {
 		return nil, err
@@ -435,8 +419,8 @@ func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time
 
 // LastModTrust implements crawlstate.TrustStore.
 func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.LastModCounts, error) {
-	if source == "" {
-		return crawlstate.LastModCounts{}, errors.New("crawlstate/memory: lastmod trust: empty source name")
+	if err := check.Source("lastmod trust", source); err != nil {
+		return crawlstate.LastModCounts{}, err
 	}
 	if err := s.read(ctx, "lastmod trust"); err != nil {
 		return crawlstate.LastModCounts{}, err
@@ -448,11 +432,8 @@ func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.Las
 // AddLastModTrust implements crawlstate.TrustStore.
 func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate.LastModCounts, keep float64) error {
 	const op = "add lastmod trust"
-	if source == "" {
-		return errors.New("crawlstate/memory: add lastmod trust: empty source name")
-	}
-	if err := crawlstate.CheckTrust(d, keep); err != nil {
-		return fmt.Errorf("crawlstate/memory: %s of %q: %w", op, source, err)
+	if err := check.Trust(source, d, keep); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -486,8 +467,8 @@ func (s *State) LiveRows(ctx context.Context, source, after string, limit int) (
 // liveRows returns up to limit live rows of source after the URL after,
 // in URL order, whole or (plan) as PlanRows returns them.
 func (s *State) liveRows(ctx context.Context, op, source, after string, limit int, plan bool) ([]crawlstate.Row, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/memory: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, op); err != nil {
 		return nil, err
@@ -497,7 +478,7 @@ func (s *State) liveRows(ctx context.Context, op, source, after string, limit in
 	if src == nil {
 		return []crawlstate.Row{}, nil
 	}
-	ps := make([]*page, 0, min(limit, src.live.Len()))
+	ps := make([]*page, 0, min(backend.Prealloc(limit), src.live.Len()))
 	src.live.ascend(entry{url: after}, true, func(e entry) bool {
 		ps = append(ps, e.p)
 		return len(ps) < limit

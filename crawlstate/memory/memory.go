@@ -22,12 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // ErrClosed is wrapped by the error of every call on a closed State.
@@ -48,7 +48,7 @@ type State struct {
 	docs    map[string]map[string]crawlstate.Document
 	runs    map[string][]time.Time // newest first
 	trust   map[string]crawlstate.LastModCounts
-	locks   map[string]runLock
+	locks   map[string]backend.Lock
 }
 
 // Interfaces the State implements.
@@ -67,6 +67,9 @@ var (
 	_ crawlstate.Sharer        = (*State)(nil)
 )
 
+// check checks the arguments of the State's calls and makes its errors.
+const check = backend.Checker("crawlstate/memory")
+
 // New returns an empty State with the given policies.
 func New(opts crawlstate.Options) *State {
 	return &State{
@@ -79,7 +82,7 @@ func New(opts crawlstate.Options) *State {
 		docs:    make(map[string]map[string]crawlstate.Document),
 		runs:    make(map[string][]time.Time),
 		trust:   make(map[string]crawlstate.LastModCounts),
-		locks:   make(map[string]runLock),
+		locks:   make(map[string]backend.Lock),
 	}
 }
 
@@ -208,11 +211,10 @@ func (src *source) update(p *page, fn func(r *crawlstate.Row)) {
 // ut is t as the State keeps it: in UTC, without a monotonic reading.
 func ut(t time.Time) time.Time { return t.UTC() }
 
-// excludedNext is the NextCheck of an excluded row: the largest instant
-// the SQL stores hold (they store the row's next check as int64 Unix
-// nanoseconds), so a planner that reads it through LiveRows sees it as
-// never due, with every store.
-var excludedNext = time.Unix(0, math.MaxInt64).UTC()
+// excludedNext is the NextCheck of an excluded row: the one the SQL
+// stores keep (backend.Never), so a planner that reads it through
+// LiveRows sees it as never due, with every store.
+var excludedNext = backend.DecTime(backend.Never)
 
 // read takes the read lock after checking ctx; the caller must call
 // s.mu.RUnlock when it returns nil.
@@ -259,11 +261,6 @@ func (s *State) lookup(source, u string) *page {
 		return src.pages[u]
 	}
 	return nil
-}
-
-func notFound(op, source, u string) error {
-	return fmt.Errorf("crawlstate/memory: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w",
-		op, u, source, crawlstate.ErrNotFound)
 }
 
 // copyRow returns the row of p with storage of its own.
@@ -326,13 +323,8 @@ func copyStats(st crawlstate.Stats) crawlstate.Stats {
 func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
 	const op = "upsert discovered"
 	var st crawlstate.UpsertStats
-	if source == "" {
-		return st, fmt.Errorf("crawlstate/memory: %s: empty source name", op)
-	}
-	for i, d := range urls {
-		if d.URL == "" {
-			return st, fmt.Errorf("crawlstate/memory: %s: urls[%d] has an empty URL; pass normalized URLs", op, i)
-		}
+	if err := check.Upsert(source, urls); err != nil {
+		return st, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return st, err
@@ -415,8 +407,8 @@ func (s *State) insertFresh(src *source, fresh []*page) {
 // MarkMissing implements crawlstate.State.
 func (s *State) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
-	if threshold < 1 {
-		return 0, fmt.Errorf("crawlstate/memory: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
+	if err := check.Threshold(threshold); err != nil {
+		return 0, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return 0, err
@@ -453,8 +445,8 @@ func (s *State) MarkMissing(ctx context.Context, source string, runStart, now ti
 // Due implements crawlstate.State: a range of the source's due index.
 func (s *State) Due(ctx context.Context, source string, now time.Time, after crawlstate.Key, limit int) ([]crawlstate.Row, error) {
 	const op = "due"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/memory: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	if err := s.read(ctx, op); err != nil {
 		return nil, err
@@ -471,7 +463,7 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 			return false
 		}
 		if ps == nil {
-			ps = make([]*page, 0, min(limit, src.due.Len()))
+			ps = make([]*page, 0, min(backend.Prealloc(limit), src.due.Len()))
 		}
 		ps = append(ps, e.p)
 		return len(ps) < limit
@@ -526,10 +518,8 @@ func (s *State) Count(ctx context.Context, source string) (total, gone int, err 
 // twice in a batch is written twice, in order.
 func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
-	for i := range results {
-		if err := results[i].Check(source); err != nil {
-			return fmt.Errorf("crawlstate/memory: %s: results[%d] %q: %w", op, i, results[i].URL, err)
-		}
+	if err := check.Results(source, results); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -546,7 +536,7 @@ func (s *State) Record(ctx context.Context, source string, results []crawlstate.
 			p = src.pages[results[i].URL]
 		}
 		if p == nil {
-			return notFound(op, source, results[i].URL)
+			return check.NoSuchURL(op, source, results[i].URL)
 		}
 		pages[i] = p
 	}
@@ -623,12 +613,9 @@ func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.F
 	defer s.mu.Unlock()
 	p := s.lookup(source, f.URL)
 	if p == nil {
-		return notFound(op, source, f.URL)
+		return check.NoSuchURL(op, source, f.URL)
 	}
-	msg := f.Err
-	if f.Stage != "" {
-		msg = f.Stage + ": " + f.Err
-	}
+	msg := backend.LastError(f)
 	src := s.sources[source]
 	src.unoffer(p)
 	src.update(p, func(r *crawlstate.Row) {
@@ -641,16 +628,10 @@ func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.F
 	return nil
 }
 
-// runLock is the run lock of one source.
-type runLock struct {
-	owner             string
-	acquired, expires time.Time
-}
-
 // Lock implements crawlstate.State.
 func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	if err := s.write(ctx, op); err != nil {
@@ -659,13 +640,17 @@ func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, t
 	defer s.mu.Unlock()
 	now = ut(now)
 	l, held := s.locks[source]
-	switch {
-	case held && l.owner != owner && cmpTime(l.expires, now) > 0:
-		return &crawlstate.LockHeldError{Source: source, Owner: l.owner, Acquired: l.acquired, Expires: l.expires}
-	case !held || l.owner != owner:
-		l = runLock{owner: owner, acquired: now}
+	take := !held
+	if held {
+		var err error
+		if take, err = check.Take(nil, source, owner, now, l); err != nil {
+			return err
+		}
 	}
-	l.expires = now.Add(ttl)
+	if take {
+		l = backend.Lock{Owner: owner, Acquired: now}
+	}
+	l.Expires = now.Add(ttl)
 	s.locks[source] = l
 	return nil
 }
@@ -673,7 +658,7 @@ func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, t
 // Refresh implements crawlstate.State.
 func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "refresh lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	if err := s.write(ctx, op); err != nil {
@@ -681,10 +666,10 @@ func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time
 	}
 	defer s.mu.Unlock()
 	l, held := s.locks[source]
-	if !held || l.owner != owner {
+	if !held || l.Owner != owner {
 		return fmt.Errorf("crawlstate/memory: %s %q: %q no longer holds it: %w", op, source, owner, crawlstate.ErrLockLost)
 	}
-	l.expires = ut(now).Add(ttl)
+	l.Expires = ut(now).Add(ttl)
 	s.locks[source] = l
 	return nil
 }
@@ -695,16 +680,8 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if l, held := s.locks[source]; held && l.owner == owner {
+	if l, held := s.locks[source]; held && l.Owner == owner {
 		delete(s.locks, source)
-	}
-	return nil
-}
-
-// checkLeaseArgs checks the arguments of a lock or a lease.
-func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
-	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
-		return fmt.Errorf("crawlstate/memory: %s: %w", op, err)
 	}
 	return nil
 }

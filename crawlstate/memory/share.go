@@ -2,11 +2,11 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // offer is the rows of a source offered for one run: those nobody holds,
@@ -93,11 +93,8 @@ func (o *offer) release(p *page) {
 // counted) once; gone and excluded rows are offered like the others.
 func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error) {
 	const op = "offer"
-	switch {
-	case source == "":
-		return 0, fmt.Errorf("crawlstate/memory: %s: empty source name", op)
-	case run.IsZero():
-		return 0, fmt.Errorf("crawlstate/memory: %s of %q: zero run start; pass the start of the run the rows are offered for", op, source)
+	if err := check.Run(op, source, run); err != nil {
+		return 0, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return 0, err
@@ -131,11 +128,8 @@ func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []
 // State's lock, so two Claims never return the same row.
 func (s *State) Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) ([]crawlstate.Row, int, time.Time, error) {
 	const op = "claim"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Claim(source, owner, ttl, limit); err != nil {
 		return nil, 0, time.Time{}, err
-	}
-	if limit < 1 {
-		return nil, 0, time.Time{}, fmt.Errorf("crawlstate/memory: %s: limit %d; pass at least 1", op, limit)
 	}
 	if err := s.write(ctx, op); err != nil {
 		return nil, 0, time.Time{}, err
@@ -162,7 +156,7 @@ func (s *State) Claim(ctx context.Context, source string, run time.Time, owner s
 		return true
 	})
 	slices.SortFunc(expired, func(a, b *page) int { return cmpDue(dueEntry(a), dueEntry(b)) })
-	picked := make([]*page, 0, min(limit, o.free.Len()+len(expired)))
+	picked := make([]*page, 0, min(backend.Prealloc(limit), o.free.Len()+len(expired)))
 	o.free.all(func(e entry) bool {
 		for len(expired) > 0 && len(picked) < limit && cmpDue(dueEntry(expired[0]), e) < 0 {
 			picked, expired = append(picked, expired[0]), expired[1:]
@@ -211,7 +205,7 @@ func (s *State) Claim(ctx context.Context, source string, run time.Time, owner s
 // Extend implements crawlstate.Sharer.
 func (s *State) Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error) {
 	const op = "extend"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return 0, err
 	}
 	if err := s.write(ctx, op); err != nil {
@@ -238,8 +232,8 @@ func (s *State) Extend(ctx context.Context, source, owner string, now time.Time,
 // Release implements crawlstate.Sharer.
 func (s *State) Release(ctx context.Context, source, owner string, urls []string) error {
 	const op = "release"
-	if source == "" || owner == "" {
-		return fmt.Errorf("crawlstate/memory: %s: empty source (%q) or owner (%q)", op, source, owner)
+	if err := check.Owner(op, source, owner); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -270,8 +264,8 @@ func (s *State) Release(ctx context.Context, source, owner string, urls []string
 // of them changes.
 func (s *State) Withdraw(ctx context.Context, source, owner string, urls []string) error {
 	const op = "withdraw"
-	if source == "" || owner == "" {
-		return fmt.Errorf("crawlstate/memory: %s: empty source (%q) or owner (%q)", op, source, owner)
+	if err := check.Owner(op, source, owner); err != nil {
+		return err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return err
@@ -293,13 +287,8 @@ func (s *State) Withdraw(ctx context.Context, source, owner string, urls []strin
 // alert it holds (which extends its lease).
 func (s *State) ClaimAlert(ctx context.Context, id, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	const op = "claim alert"
-	switch {
-	case id == "":
-		return false, fmt.Errorf("crawlstate/memory: %s: empty alert ID", op)
-	case owner == "":
-		return false, fmt.Errorf("crawlstate/memory: %s %q: empty owner; pass an identity unique to this worker", op, id)
-	case ttl <= 0:
-		return false, fmt.Errorf("crawlstate/memory: %s %q: ttl %v; it must be positive", op, id, ttl)
+	if err := check.AlertLease(id, owner, ttl); err != nil {
+		return false, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return false, err
@@ -307,7 +296,7 @@ func (s *State) ClaimAlert(ctx context.Context, id, owner string, now time.Time,
 	defer s.mu.Unlock()
 	rec, ok := s.alerts[id]
 	if !ok {
-		return false, fmt.Errorf("crawlstate/memory: %s %q: no such alert: %w", op, id, crawlstate.ErrNotFound)
+		return false, check.NoSuchAlert(op, id)
 	}
 	now = ut(now)
 	if !rec.a.DeliveredAt.IsZero() || (rec.leaseOwner != "" && rec.leaseOwner != owner && cmpTime(rec.leaseExpires, now) > 0) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Lock implements crawlstate.State. The lock row is read FOR UPDATE, so
@@ -17,20 +19,17 @@ import (
 // and a Lock that loses that insert to another reads the row again.
 func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	for {
 		inserted := false
 		err := s.withTx(ctx, op, func(tx pgx.Tx) error {
-			var holder string
-			var acquired, expires int64
-			err := tx.QueryRow(ctx, s.q(`SELECT owner, acquired_at, expires_at FROM {s}.run_locks WHERE source = $1 FOR UPDATE`), source).
-				Scan(&holder, &acquired, &expires)
+			held, err := backend.ScanLock(tx.QueryRow(ctx, s.q(`SELECT `+backend.LockColumns+` FROM {s}.run_locks WHERE source = $1 FOR UPDATE`), source))
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 				tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.run_locks (source, owner, acquired_at, expires_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (source) DO NOTHING`), source, owner, encTime(now), encTime(now.Add(ttl)))
+ON CONFLICT (source) DO NOTHING`), source, owner, backend.EncTime(now), backend.EncTime(now.Add(ttl)))
 				if err != nil {
 					return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, source, err)
 				}
@@ -38,16 +37,17 @@ ON CONFLICT (source) DO NOTHING`), source, owner, encTime(now), encTime(now.Add(
 				return nil
 			case err != nil:
 				return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, source, err)
-			case holder != owner && expires > encTime(now):
-				return &crawlstate.LockHeldError{Source: source, Owner: holder, Acquired: decTime(acquired), Expires: decTime(expires)}
-			case holder != owner:
-				s.log.Warn("crawlstate/postgres: took over an expired run lock",
-					"source", source, "owner", owner, "previous_owner", holder, "expired_at", decTime(expires))
-				acquired = encTime(now)
+			}
+			takeover, err := check.Take(s.log, source, owner, now, held)
+			if err != nil {
+				return err
+			}
+			if takeover {
+				held.Acquired = now
 			}
 			inserted = true
 			if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.run_locks SET owner = $2, acquired_at = $3, expires_at = $4 WHERE source = $1`),
-				source, owner, acquired, encTime(now.Add(ttl))); err != nil {
+				source, owner, backend.EncTime(held.Acquired), backend.EncTime(now.Add(ttl))); err != nil {
 				return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, source, err)
 			}
 			return nil
@@ -61,11 +61,11 @@ ON CONFLICT (source) DO NOTHING`), source, owner, encTime(now), encTime(now.Add(
 // Refresh implements crawlstate.State.
 func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "refresh lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.run_locks SET expires_at = $1 WHERE source = $2 AND owner = $3`),
-		encTime(now.Add(ttl)), source, owner)
+		backend.EncTime(now.Add(ttl)), source, owner)
 	if err != nil {
 		return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, source, err)
 	}
@@ -83,21 +83,13 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 	return nil
 }
 
-// checkLeaseArgs checks the arguments of a lock or a lease.
-func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
-	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
-		return fmt.Errorf("crawlstate/postgres: %s: %w", op, err)
-	}
-	return nil
-}
-
 // mustExist returns nil when the row exists, else an error wrapping
 // crawlstate.ErrNotFound.
 func (s *State) mustExist(ctx context.Context, op, source, u string) error {
 	var one int
 	err := s.pool.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.pages WHERE source = $1 AND url = $2`), source, u).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("crawlstate/postgres: %s of %q: no such URL in source %q: %w", op, u, source, crawlstate.ErrNotFound)
+		return check.NoSuchURL(op, source, u)
 	}
 	if err != nil {
 		return fmt.Errorf("crawlstate/postgres: %s of %q in source %q: %w", op, u, source, err)
@@ -147,8 +139,8 @@ FROM {s}.chunks WHERE source = $1 AND url = $2 ORDER BY ordinal`), source, u)
 // Vectors implements crawlstate.VectorCache.
 func (s *State) Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error) {
 	const op = "vectors"
-	if model == "" {
-		return nil, fmt.Errorf("crawlstate/postgres: %s: empty model name", op)
+	if err := check.Vectors(op, model, nil); err != nil {
+		return nil, err
 	}
 	out := make(map[string][]float32, len(textHashes))
 	if len(textHashes) == 0 {
@@ -162,7 +154,7 @@ func (s *State) Vectors(ctx context.Context, model string, textHashes []string) 
 	var h string
 	var b []byte
 	_, err = pgx.ForEachRow(rows, []any{&h, &b}, func() error {
-		v, err := decodeVector(b)
+		v, err := backend.DecodeVector(b)
 		if err != nil {
 			return fmt.Errorf("text hash %s: %w", h, err)
 		}
@@ -178,26 +170,16 @@ func (s *State) Vectors(ctx context.Context, model string, textHashes []string) 
 // PutVectors implements crawlstate.VectorCache in one statement.
 func (s *State) PutVectors(ctx context.Context, model string, vectors map[string][]float32) error {
 	const op = "put vectors"
-	if model == "" {
-		return fmt.Errorf("crawlstate/postgres: %s: empty model name", op)
+	if err := check.Vectors(op, model, vectors); err != nil {
+		return err
 	}
-	hashes := make([]string, 0, len(vectors))
-	for h, v := range vectors {
-		if h == "" {
-			return fmt.Errorf("crawlstate/postgres: %s of model %q: an empty text hash; key vectors by the chunk's text hash", op, model)
-		}
-		if len(v) == 0 {
-			return fmt.Errorf("crawlstate/postgres: %s of model %q: text hash %s has an empty vector", op, model, h)
-		}
-		hashes = append(hashes, h)
-	}
-	if len(hashes) == 0 {
+	if len(vectors) == 0 {
 		return ctx.Err()
 	}
-	slices.Sort(hashes) // rows locked in key order
+	hashes := slices.Sorted(maps.Keys(vectors)) // rows locked in key order
 	enc := make([][]byte, len(hashes))
 	for i, h := range hashes {
-		enc[i] = encodeVector(vectors[h])
+		enc[i] = backend.EncodeVector(vectors[h])
 	}
 	if _, err := s.pool.Exec(ctx, s.q(`
 INSERT INTO {s}.vectors (model, text_hash, vector) SELECT $1, * FROM unnest($2::text[], $3::bytea[])
@@ -207,30 +189,13 @@ ON CONFLICT (model, text_hash) DO UPDATE SET vector = excluded.vector`), model, 
 	return nil
 }
 
-const alertColumns = `id, source, url, kind, created_at, payload, delivered_at, attempts, last_error`
-
-func scanAlert(row pgx.Row) (crawlstate.Alert, error) {
-	var (
-		a                  crawlstate.Alert
-		created, delivered int64
-	)
-	if err := row.Scan(&a.ID, &a.Source, &a.URL, &a.Kind, &created, &a.Payload, &delivered, &a.Attempts, &a.LastError); err != nil {
-		return crawlstate.Alert{}, err
-	}
-	a.CreatedAt, a.DeliveredAt = decTime(created), decTime(delivered)
-	if len(a.Payload) == 0 {
-		a.Payload = nil
-	}
-	return a, nil
-}
-
 // PendingAlerts implements crawlstate.AlertOutbox.
 func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]crawlstate.Alert, error) {
 	const op = "pending alerts"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/postgres: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.q(`SELECT `+alertColumns+` FROM {s}.alerts
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+backend.AlertColumns+` FROM {s}.alerts
 WHERE source = $1 AND delivered_at = -9223372036854775808 ORDER BY created_at, id LIMIT $2`), source, limit)
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate/postgres: %s of source %q: %w", op, source, err)
@@ -238,7 +203,7 @@ WHERE source = $1 AND delivered_at = -9223372036854775808 ORDER BY created_at, i
 	defer rows.Close()
 	var out []crawlstate.Alert
 	for rows.Next() {
-		a, err := scanAlert(rows)
+		a, err := backend.ScanAlert(rows)
 		if err != nil {
 			return nil, fmt.Errorf("crawlstate/postgres: %s of source %q: %w", op, source, err)
 		}
@@ -252,7 +217,7 @@ WHERE source = $1 AND delivered_at = -9223372036854775808 ORDER BY created_at, i
 
 // Alert implements crawlstate.AlertOutbox.
 func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) {
-	a, err := scanAlert(s.pool.QueryRow(ctx, s.q(`SELECT `+alertColumns+` FROM {s}.alerts WHERE id = $1`), id))
+	a, err := backend.ScanAlert(s.pool.QueryRow(ctx, s.q(`SELECT `+backend.AlertColumns+` FROM {s}.alerts WHERE id = $1`), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return crawlstate.Alert{}, fmt.Errorf("crawlstate/postgres: alert %q: %w", id, crawlstate.ErrNotFound)
 	}
@@ -266,11 +231,11 @@ func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) 
 // lease.
 func (s *State) MarkDelivered(ctx context.Context, id string, at time.Time) error {
 	const op = "mark delivered"
-	if at.IsZero() {
-		return fmt.Errorf("crawlstate/postgres: %s %q: zero delivery time; pass when the sink acknowledged the alert", op, id)
+	if err := check.Delivered(id, at); err != nil {
+		return err
 	}
 	return s.updatePendingAlert(ctx, op, id, `UPDATE {s}.alerts SET delivered_at = $2, lease_owner = NULL, lease_expires = NULL
-WHERE id = $1 AND delivered_at = -9223372036854775808`, encTime(at))
+WHERE id = $1 AND delivered_at = -9223372036854775808`, backend.EncTime(at))
 }
 
 // MarkAlertFailed implements crawlstate.AlertOutbox; it ends the alert's
@@ -278,7 +243,7 @@ WHERE id = $1 AND delivered_at = -9223372036854775808`, encTime(at))
 func (s *State) MarkAlertFailed(ctx context.Context, id string, at time.Time, errMsg string) error {
 	return s.updatePendingAlert(ctx, "mark alert failed", id, `
 UPDATE {s}.alerts SET attempts = attempts + 1, last_error = $2, last_attempt = $3, lease_owner = NULL, lease_expires = NULL
-WHERE id = $1 AND delivered_at = -9223372036854775808`, errMsg, encTime(at))
+WHERE id = $1 AND delivered_at = -9223372036854775808`, errMsg, backend.EncTime(at))
 }
 
 // updatePendingAlert runs an UPDATE of a pending alert ($1 is its ID); a
@@ -300,7 +265,7 @@ func (s *State) alertExists(ctx context.Context, op, id string) error {
 	var one int
 	err := s.pool.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.alerts WHERE id = $1`), id).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("crawlstate/postgres: %s %q: no such alert: %w", op, id, crawlstate.ErrNotFound)
+		return check.NoSuchAlert(op, id)
 	}
 	if err != nil {
 		return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, id, err)
@@ -311,39 +276,31 @@ func (s *State) alertExists(ctx context.Context, op, id string) error {
 // Document implements crawlstate.DocumentStore.
 func (s *State) Document(ctx context.Context, source, u string) (crawlstate.Document, error) {
 	const op = "document"
-	var (
-		d                         crawlstate.Document
-		newest, listed, fetchedAt int64
-	)
-	err := s.pool.QueryRow(ctx, s.q(`
-SELECT url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at
-FROM {s}.documents WHERE source = $1 AND url = $2`), source, u).
-		Scan(&d.URL, &d.ETag, &d.LastModified, &d.Entries, &newest, &listed, &fetchedAt)
+	d, err := backend.ScanDocument(s.pool.QueryRow(ctx, s.q(`SELECT `+backend.DocumentColumns+` FROM {s}.documents WHERE source = $1 AND url = $2`), source, u))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return crawlstate.Document{}, fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, u, source, crawlstate.ErrNotFound)
+		return crawlstate.Document{}, check.NoSuchDocument(op, source, u)
 	}
 	if err != nil {
 		return crawlstate.Document{}, fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, u, source, err)
 	}
-	d.NewestLastMod, d.ListedLastMod, d.FetchedAt = decTime(newest), decTime(listed), decTime(fetchedAt)
 	return d, nil
 }
 
 // PutDocument implements crawlstate.DocumentStore.
 func (s *State) PutDocument(ctx context.Context, source string, doc crawlstate.Document) error {
 	const op = "put document"
-	if source == "" || doc.URL == "" {
-		return fmt.Errorf("crawlstate/postgres: %s: empty source (%q) or document URL (%q)", op, source, doc.URL)
+	if err := check.Document(source, doc); err != nil {
+		return err
 	}
 	return s.withTx(ctx, op, func(tx pgx.Tx) error {
 		// A new full read (another FetchedAt) moves the line between the
 		// rows the document vouches for and the rest: the time its stamp
 		// vouched for them is written to those rows first (seenColumn).
-		if _, err := tx.Exec(ctx, s.q(settleSeenSQL), source, doc.URL, encTime(doc.FetchedAt)); err != nil {
+		if _, err := tx.Exec(ctx, s.q(settleSeenSQL), source, doc.URL, backend.EncTime(doc.FetchedAt)); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: settle its rows' LastSeen: %w", op, doc.URL, source, err)
 		}
 		_, err := tx.Exec(ctx, s.q(`
-INSERT INTO {s}.documents AS o (source, url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at)
+INSERT INTO {s}.documents AS o (source, `+backend.DocumentColumns+`)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (source, url) DO UPDATE SET
 	etag           = excluded.etag,
@@ -353,8 +310,7 @@ ON CONFLICT (source, url) DO UPDATE SET
 	listed_lastmod = excluded.listed_lastmod,
 	seen_at        = CASE WHEN o.fetched_at = excluded.fetched_at THEN o.seen_at ELSE 0 END,
 	fetched_at     = excluded.fetched_at`),
-			source, doc.URL, doc.ETag, doc.LastModified, doc.Entries,
-			encTime(doc.NewestLastMod), encTime(doc.ListedLastMod), encTime(doc.FetchedAt))
+			backend.DocumentArgs(source, doc)...)
 		if err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, doc.URL, source, err)
 		}
@@ -382,8 +338,8 @@ WHERE d.source = $1 AND d.url = $2 AND d.fetched_at <> $3
 // row is written in one UPDATE.
 func (s *State) TouchListed(ctx context.Context, source, via string, now time.Time) (int, error) {
 	const op = "touch listed"
-	if via == "" {
-		return 0, fmt.Errorf("crawlstate/postgres: %s: empty document URL; pass the document whose listing did not change", op)
+	if err := check.Via(via); err != nil {
+		return 0, err
 	}
 	var n int64
 	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
@@ -392,7 +348,7 @@ func (s *State) TouchListed(ctx context.Context, source, via string, now time.Ti
 		if errors.Is(err, pgx.ErrNoRows) {
 			tag, err := tx.Exec(ctx, s.q(`
 UPDATE {s}.pages SET last_seen = $3, missing_runs = 0
-WHERE source = $1 AND listed_in = $2`), source, via, encTime(now))
+WHERE source = $1 AND listed_in = $2`), source, via, backend.EncTime(now))
 			if err != nil {
 				return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
 			}
@@ -418,7 +374,7 @@ WHERE source = $1 AND listed_in = $2 AND last_seen >= $3 AND missing_runs <> 0`)
 			}
 		}
 		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.documents SET seen_at = greatest(seen_at, $3) WHERE source = $1 AND url = $2`),
-			source, via, encTime(now)); err != nil {
+			source, via, backend.EncTime(now)); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s %q of source %q: %w", op, via, source, err)
 		}
 		return nil
@@ -432,13 +388,8 @@ WHERE source = $1 AND listed_in = $2 AND last_seen >= $3 AND missing_runs <> 0`)
 // LogEvents implements crawlstate.EventLog in one statement.
 func (s *State) LogEvents(ctx context.Context, source string, events []crawlstate.StageEvent) error {
 	const op = "log events"
-	if source == "" {
-		return fmt.Errorf("crawlstate/postgres: %s: empty source name", op)
-	}
-	for i, e := range events {
-		if e.URL == "" || e.Stage == "" {
-			return fmt.Errorf("crawlstate/postgres: %s: events[%d] has an empty URL (%q) or stage (%q)", op, i, e.URL, e.Stage)
-		}
+	if err := check.Events(source, events); err != nil {
+		return err
 	}
 	if len(events) == 0 {
 		return ctx.Err()
@@ -457,7 +408,7 @@ func (s *State) Events(ctx context.Context, source, u string, since time.Time) (
 	const op = "events"
 	rows, err := s.pool.Query(ctx, s.q(`
 SELECT url, at, stage, attempt, ok, err, detail FROM {s}.events
-WHERE source = $1 AND url = $2 AND at >= $3 ORDER BY at, id`), source, u, encTime(since))
+WHERE source = $1 AND url = $2 AND at >= $3 ORDER BY at, id`), source, u, backend.EncTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate/postgres: %s of %q in source %q: %w", op, u, source, err)
 	}
@@ -465,7 +416,7 @@ WHERE source = $1 AND url = $2 AND at >= $3 ORDER BY at, id`), source, u, encTim
 	var e crawlstate.StageEvent
 	var at int64
 	_, err = pgx.ForEachRow(rows, []any{&e.URL, &at, &e.Stage, &e.Attempt, &e.OK, &e.Err, &e.Detail}, func() error {
-		e.At = decTime(at)
+		e.At = backend.DecTime(at)
 		out = append(out, e)
 		return nil
 	})
@@ -478,8 +429,8 @@ WHERE source = $1 AND url = $2 AND at >= $3 ORDER BY at, id`), source, u, encTim
 // DeadLetters implements crawlstate.EventLog.
 func (s *State) DeadLetters(ctx context.Context, source string, minFailures int) ([]crawlstate.Row, error) {
 	const op = "dead letters"
-	if minFailures < 1 {
-		return nil, fmt.Errorf("crawlstate/postgres: %s: minFailures %d; pass at least 1", op, minFailures)
+	if err := check.MinFailures(minFailures); err != nil {
+		return nil, err
 	}
 	out, err := s.queryRows(ctx, nil, source, `SELECT `+rowColumns+` FROM {s}.pages
 WHERE source = $1 AND failures > 0 AND failures >= $2 ORDER BY failures DESC, url`, source, minFailures)
@@ -492,15 +443,12 @@ WHERE source = $1 AND failures > 0 AND failures >= $2 ORDER BY failures DESC, ur
 // RecordRun implements crawlstate.RunLog.
 func (s *State) RecordRun(ctx context.Context, source string, start time.Time) error {
 	const op = "record run"
-	switch {
-	case source == "":
-		return errors.New("crawlstate/postgres: record run: empty source name")
-	case start.IsZero():
-		return fmt.Errorf("crawlstate/postgres: record run of %q: zero start time; pass the run's start", source)
+	if err := check.Run(op, source, start); err != nil {
+		return err
 	}
 	return s.withTx(ctx, op, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.runs (source, start) VALUES ($1, $2) ON CONFLICT DO NOTHING`),
-			source, encTime(start)); err != nil {
+			source, backend.EncTime(start)); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, source, err)
 		}
 		if _, err := tx.Exec(ctx, s.q(`
@@ -515,8 +463,8 @@ DELETE FROM {s}.runs WHERE source = $1 AND start < (
 
 // Runs implements crawlstate.RunLog.
 func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/postgres: runs of %q: limit %d; it must be at least 1", source, limit)
+	if err := check.Limit("runs", limit); err != nil {
+		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT start FROM {s}.runs WHERE source = $1 ORDER BY start DESC LIMIT $2`), source, limit)
 	if err != nil {
@@ -524,7 +472,7 @@ func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time
 	}
 	out := []time.Time{}
 	var v int64
-	if _, err := pgx.ForEachRow(rows, []any{&v}, func() error { out = append(out, decTime(v)); return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&v}, func() error { out = append(out, backend.DecTime(v)); return nil }); err != nil {
 		return nil, fmt.Errorf("crawlstate/postgres: runs of %q: %w", source, err)
 	}
 	return out, nil
@@ -532,8 +480,8 @@ func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time
 
 // LastModTrust implements crawlstate.TrustStore.
 func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.LastModCounts, error) {
-	if source == "" {
-		return crawlstate.LastModCounts{}, errors.New("crawlstate/postgres: lastmod trust: empty source name")
+	if err := check.Source("lastmod trust", source); err != nil {
+		return crawlstate.LastModCounts{}, err
 	}
 	var c crawlstate.LastModCounts
 	err := s.pool.QueryRow(ctx, s.q(`SELECT moved_changed, moved_same, still_changed, still_same FROM {s}.lastmod_trust WHERE source = $1`), source).
@@ -550,11 +498,8 @@ func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.Las
 // AddLastModTrust implements crawlstate.TrustStore in one transaction.
 func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate.LastModCounts, keep float64) error {
 	const op = "add lastmod trust"
-	if source == "" {
-		return errors.New("crawlstate/postgres: add lastmod trust: empty source name")
-	}
-	if err := crawlstate.CheckTrust(d, keep); err != nil {
-		return fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	if err := check.Trust(source, d, keep); err != nil {
+		return err
 	}
 	return s.withTx(ctx, op, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q(`

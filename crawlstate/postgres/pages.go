@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // rowColumns lists the pages columns in the order scanRow reads them.
@@ -68,10 +68,10 @@ func scanRow(rows pgx.Rows, source string) (crawlstate.Row, error) {
 		return crawlstate.Row{}, err
 	}
 	r.Source = source
-	r.FirstSeen, r.LastSeen, r.LastFetched, r.NextCheck = decTime(first), decTime(last), decTime(fetched), decTime(next)
-	r.SitemapLastMod, r.LastFailure = decTime(lastmod), decTime(failure)
+	r.FirstSeen, r.LastSeen, r.LastFetched, r.NextCheck = backend.DecTime(first), backend.DecTime(last), backend.DecTime(fetched), backend.DecTime(next)
+	r.SitemapLastMod, r.LastFailure = backend.DecTime(lastmod), backend.DecTime(failure)
 	r.Interval = time.Duration(interval)
-	r.Stats.LastChanged, r.Stats.LastModified = decTime(changed), decTime(originMod)
+	r.Stats.LastChanged, r.Stats.LastModified = backend.DecTime(changed), backend.DecTime(originMod)
 	r.Stats.Elapsed = time.Duration(elapsed)
 	if r.Stats.Recent, err = decodeChecks(recent); err != nil {
 		return crawlstate.Row{}, fmt.Errorf("row %q: %w", r.URL, err)
@@ -157,25 +157,15 @@ SELECT outcome, count(*) FROM (SELECT outcome FROM upd UNION ALL SELECT outcome 
 func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
 	const op = "upsert discovered"
 	var st crawlstate.UpsertStats
-	if source == "" {
-		return st, fmt.Errorf("crawlstate/postgres: %s: empty source name", op)
-	}
-	for i, d := range urls {
-		if d.URL == "" {
-			return st, fmt.Errorf("crawlstate/postgres: %s: urls[%d] has an empty URL; pass normalized URLs", op, i)
-		}
+	if err := check.Upsert(source, urls); err != nil {
+		return st, err
 	}
 	if len(urls) == 0 {
 		return st, ctx.Err()
 	}
 	// Each URL once, its first entry, in URL order: rows are locked in
 	// key order, so concurrent upserts of one source do not deadlock.
-	order := make([]int, len(urls))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(urls[a].URL, urls[b].URL) })
-	order = slices.CompactFunc(order, func(a, b int) bool { return urls[a].URL == urls[b].URL })
+	order := backend.KeyOrder(urls)
 
 	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
 		var (
@@ -188,9 +178,9 @@ func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Ti
 			u, orig, via, lastmod = u[:0], orig[:0], via[:0], lastmod[:0]
 			for _, i := range batch {
 				d := urls[i]
-				u, orig, via, lastmod = append(u, d.URL), append(orig, d.OriginalURL), append(via, d.Via), append(lastmod, encTime(d.LastMod))
+				u, orig, via, lastmod = append(u, d.URL), append(orig, d.OriginalURL), append(via, d.Via), append(lastmod, backend.EncTime(d.LastMod))
 			}
-			rows, err := tx.Query(ctx, s.q(upsertSQL), source, u, orig, lastmod, via, encTime(now), s.opts.KeepTombstones)
+			rows, err := tx.Query(ctx, s.q(upsertSQL), source, u, orig, lastmod, via, backend.EncTime(now), s.opts.KeepTombstones)
 			if err != nil {
 				return fmt.Errorf("crawlstate/postgres: %s: %w", op, err)
 			}
@@ -227,24 +217,24 @@ func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Ti
 // UPDATEs.
 func (s *State) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
-	if threshold < 1 {
-		return 0, fmt.Errorf("crawlstate/postgres: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
+	if err := check.Threshold(threshold); err != nil {
+		return 0, err
 	}
 	var n int64
 	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET missing_runs = missing_runs + 1
-WHERE source = $1 AND NOT gone AND `+unseenSQL), source, encTime(runStart))
+WHERE source = $1 AND NOT gone AND `+unseenSQL), source, backend.EncTime(runStart))
 		if err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: %w", op, err)
 		}
 		n = tag.RowsAffected()
 		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET next_check = $3
 WHERE source = $1 AND NOT gone
-	AND missing_runs % $4 = 0 AND next_check > $3 AND excluded = '' AND `+unseenSQL), source, encTime(runStart), encTime(now), threshold); err != nil {
+	AND missing_runs % $4 = 0 AND next_check > $3 AND excluded = '' AND `+unseenSQL), source, backend.EncTime(runStart), backend.EncTime(now), threshold); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: make due: %w", op, err)
 		}
 		if _, err := tx.Exec(ctx, s.q(`UPDATE {s}.pages SET missing_runs = 1
-WHERE source = $1 AND gone AND missing_runs = 0 AND `+unseenSQL), source, encTime(runStart)); err != nil {
+WHERE source = $1 AND gone AND missing_runs = 0 AND `+unseenSQL), source, backend.EncTime(runStart)); err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s: flag absent tombstones: %w", op, err)
 		}
 		return nil
@@ -258,12 +248,12 @@ WHERE source = $1 AND gone AND missing_runs = 0 AND `+unseenSQL), source, encTim
 // Due implements crawlstate.State: a keyset range of the due index.
 func (s *State) Due(ctx context.Context, source string, now time.Time, after crawlstate.Key, limit int) ([]crawlstate.Row, error) {
 	const op = "due"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/postgres: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.queryRows(ctx, nil, source, `SELECT `+rowColumns+` FROM {s}.pages
 WHERE source = $1 AND NOT gone AND next_check <= $2 AND (next_check, url) > ($3, $4::text COLLATE "C")
-ORDER BY next_check, url LIMIT $5`, source, encTime(now), encTime(after.NextCheck), after.URL, limit)
+ORDER BY next_check, url LIMIT $5`, source, backend.EncTime(now), backend.EncTime(after.NextCheck), after.URL, limit)
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate/postgres: %s of source %q: %w", op, source, err)
 	}
@@ -281,7 +271,7 @@ WHERE source = $1 AND NOT gone AND next_check < 9223372036854775807`), source).S
 	if next == nil {
 		return time.Time{}, false, nil
 	}
-	return decTime(*next), true, nil
+	return backend.DecTime(*next), true, nil
 }
 
 // Get implements crawlstate.State.
@@ -316,8 +306,8 @@ func (s *State) LiveRows(ctx context.Context, source, after string, limit int) (
 }
 
 func (s *State) liveRows(ctx context.Context, op, columns, source, after string, limit int) ([]crawlstate.Row, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate/postgres: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.queryRows(ctx, nil, source, `SELECT `+columns+` FROM {s}.pages
 WHERE source = $1 AND url > $2 AND NOT gone ORDER BY url LIMIT $3`, source, after, limit)
@@ -326,14 +316,6 @@ WHERE source = $1 AND url > $2 AND NOT gone ORDER BY url LIMIT $3`, source, afte
 	}
 	return out, nil
 }
-
-// errNoRow marks an update of a row that does not exist.
-func notFound(op, source, u string) error {
-	return fmt.Errorf("crawlstate/postgres: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w",
-		op, u, source, crawlstate.ErrNotFound)
-}
-
-var _ = errors.New
 
 // qualify prefixes every column of a rowColumns-style list with prefix.
 func qualify(columns, prefix string) string {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // State is a crawlstate State in a PostgreSQL schema. It is safe for
@@ -36,6 +36,9 @@ type State struct {
 	opts   crawlstate.Options
 	log    *slog.Logger
 }
+
+// check checks the arguments of the State's calls and makes its errors.
+const check = backend.Checker("crawlstate/postgres")
 
 // Option configures Open and OpenPool.
 type Option func(*config)
@@ -133,39 +136,6 @@ func (s *State) withTx(ctx context.Context, op string, fn func(tx pgx.Tx) error)
 	return nil
 }
 
-// zeroTime is how the zero time.Time is stored: below every real instant.
-const zeroTime = math.MinInt64
-
-// never is the next check of an excluded row: no due query reaches it.
-const never = math.MaxInt64
-
-// Bounds of the instants int64 nanoseconds can hold (zeroTime excluded).
-var (
-	minTime = time.Unix(0, math.MinInt64+1)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// encTime stores t as Unix nanoseconds, clamping to the int64 range.
-func encTime(t time.Time) int64 {
-	switch {
-	case t.IsZero():
-		return zeroTime
-	case t.Before(minTime):
-		return minTime.UnixNano()
-	case t.After(maxTime):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
-}
-
-// decTime is the inverse of encTime; times come back in UTC.
-func decTime(ns int64) time.Time {
-	if ns == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
 // checkSize is the stored size of one Check: elapsed and modified as
 // little-endian int64, then changed as one byte.
 const checkSize = 17
@@ -188,16 +158,13 @@ func encodeChecks(cs []crawlstate.Check) []byte {
 	return b
 }
 
-// errCorrupt marks a stored value this build cannot read.
-var errCorrupt = errors.New("crawlstate/postgres: corrupt stored value")
-
 // decodeChecks is the inverse of encodeChecks.
 func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	if len(b)%checkSize != 0 {
-		return nil, fmt.Errorf("%w: %d bytes of checks", errCorrupt, len(b))
+		return nil, fmt.Errorf("%w: %d bytes of checks", backend.ErrCorrupt, len(b))
 	}
 	out := make([]crawlstate.Check, len(b)/checkSize)
 	for i := range out {
@@ -219,27 +186,4 @@ func appendInt64(b []byte, v int64) []byte {
 func readInt64(p []byte) int64 {
 	return int64(uint64(p[0]) | uint64(p[1])<<8 | uint64(p[2])<<16 | uint64(p[3])<<24 |
 		uint64(p[4])<<32 | uint64(p[5])<<40 | uint64(p[6])<<48 | uint64(p[7])<<56)
-}
-
-// encodeVector stores a vector as its float32 bits, little-endian.
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, f := range v {
-		u := math.Float32bits(f)
-		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
-	}
-	return b
-}
-
-// decodeVector is the inverse of encodeVector.
-func decodeVector(b []byte) ([]float32, error) {
-	if len(b) == 0 || len(b)%4 != 0 {
-		return nil, fmt.Errorf("%w: a vector of %d bytes", errCorrupt, len(b))
-	}
-	out := make([]float32, len(b)/4)
-	for i := range out {
-		p := b[4*i:]
-		out[i] = math.Float32frombits(uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24)
-	}
-	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // recordSQL stores a round of results (each URL once), one per element of
@@ -87,10 +88,8 @@ ORDER BY n`
 // error wraps crawlstate.ErrNotFound.
 func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
-	for i := range results {
-		if err := results[i].Check(source); err != nil {
-			return fmt.Errorf("crawlstate/postgres: %s: results[%d] %q: %w", op, i, results[i].URL, err)
-		}
+	if err := check.Results(source, results); err != nil {
+		return err
 	}
 	if len(results) == 0 {
 		return ctx.Err()
@@ -157,7 +156,7 @@ func (a *roundArgs) add(r *crawlstate.Result) {
 		st = *r.Stats
 	}
 	a.url = append(a.url, r.URL)
-	a.at = append(a.at, encTime(r.At))
+	a.at = append(a.at, backend.EncTime(r.At))
 	a.gone = append(a.gone, r.Gone)
 	a.notModified = append(a.notModified, r.NotModified)
 	a.changed = append(a.changed, r.Changed)
@@ -165,16 +164,16 @@ func (a *roundArgs) add(r *crawlstate.Result) {
 	a.etag = append(a.etag, r.ETag)
 	a.lastModified = append(a.lastModified, r.LastModified)
 	a.interval = append(a.interval, int64(r.Interval))
-	a.next = append(a.next, encTime(r.NextCheck))
+	a.next = append(a.next, backend.EncTime(r.NextCheck))
 	a.body = append(a.body, !ex && !r.Gone && !r.NotModified)
 	a.title = append(a.title, r.Title)
 	a.canonical = append(a.canonical, r.Canonical)
 	a.aliasOf = append(a.aliasOf, r.AliasOf)
 	a.stats = append(a.stats, r.Stats != nil && !ex)
-	a.lastChanged = append(a.lastChanged, encTime(st.LastChanged))
+	a.lastChanged = append(a.lastChanged, backend.EncTime(st.LastChanged))
 	a.elapsed = append(a.elapsed, int64(st.Elapsed))
 	a.recent = append(a.recent, encodeChecks(st.Recent))
-	a.originModified = append(a.originModified, encTime(st.LastModified))
+	a.originModified = append(a.originModified, backend.EncTime(st.LastModified))
 	a.changeRate = append(a.changeRate, st.ChangeRate)
 	a.weight = append(a.weight, st.Weight)
 	a.excluded = append(a.excluded, r.Excluded)
@@ -185,7 +184,7 @@ func (a *roundArgs) add(r *crawlstate.Result) {
 			u = r.URL
 		}
 		a.eventURL = append(a.eventURL, u)
-		a.eventAt = append(a.eventAt, encTime(e.At))
+		a.eventAt = append(a.eventAt, backend.EncTime(e.At))
 		a.eventStage = append(a.eventStage, e.Stage)
 		a.eventAttempt = append(a.eventAttempt, int32(e.Attempt))
 		a.eventOK = append(a.eventOK, e.OK)
@@ -221,20 +220,13 @@ func (a *roundArgs) add(r *crawlstate.Result) {
 			a.chunkText = append(a.chunkText, c.Text)
 		}
 	}
-	if al := r.Alert; al != nil {
-		u := al.URL
-		if u == "" {
-			u = r.URL
-		}
-		payload := al.Payload
-		if payload == nil {
-			payload = []byte{}
-		}
+	if r.Alert != nil {
+		al := backend.StoredAlert("", r) // the statement takes the source once
 		a.alertID = append(a.alertID, al.ID)
-		a.alertURL = append(a.alertURL, u)
+		a.alertURL = append(a.alertURL, al.URL)
 		a.alertKind = append(a.alertKind, al.Kind)
-		a.alertCreated = append(a.alertCreated, encTime(al.CreatedAt))
-		a.alertPayload = append(a.alertPayload, payload)
+		a.alertCreated = append(a.alertCreated, backend.EncTime(al.CreatedAt))
+		a.alertPayload = append(a.alertPayload, al.Payload)
 	}
 }
 
@@ -299,7 +291,7 @@ func (s *State) recordRound(ctx context.Context, tx pgx.Tx, source string, round
 	if len(updated) < len(round) {
 		for _, r := range round {
 			if _, ok := updated[r.URL]; !ok {
-				return notFound(op, source, r.URL)
+				return check.NoSuchURL(op, source, r.URL)
 			}
 		}
 	}
@@ -310,23 +302,20 @@ func (s *State) recordRound(ctx context.Context, tx pgx.Tx, source string, round
 // lease.
 func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.Failure) error {
 	const op = "record failure"
-	msg := f.Err
-	if f.Stage != "" {
-		msg = f.Stage + ": " + f.Err
-	}
+	msg := backend.LastError(f)
 	var retry *int64 // NULL keeps next_check
 	if !f.RetryAt.IsZero() {
-		v := encTime(f.RetryAt)
+		v := backend.EncTime(f.RetryAt)
 		retry = &v
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET failures = failures + 1, last_error = $1, last_stage = $2,
 	last_failure = $3, next_check = coalesce($4, next_check), offer_run = NULL, lease_owner = NULL, lease_expires = NULL
-WHERE source = $5 AND url = $6`), msg, f.Stage, encTime(f.At), retry, source, f.URL)
+WHERE source = $5 AND url = $6`), msg, f.Stage, backend.EncTime(f.At), retry, source, f.URL)
 	if err != nil {
 		return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, f.URL, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return notFound(op, source, f.URL)
+		return check.NoSuchURL(op, source, f.URL)
 	}
 	return nil
 }

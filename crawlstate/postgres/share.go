@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Interfaces the State implements beside crawlstate.State.
@@ -28,17 +29,14 @@ var (
 // urls offered for run and ends their leases.
 func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error) {
 	const op = "offer"
-	switch {
-	case source == "":
-		return 0, fmt.Errorf("crawlstate/postgres: %s: empty source name", op)
-	case run.IsZero():
-		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: zero run start; pass the start of the run the rows are offered for", op, source)
+	if err := check.Run(op, source, run); err != nil {
+		return 0, err
 	}
 	if len(urls) == 0 {
 		return 0, ctx.Err()
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET offer_run = $2, lease_owner = NULL, lease_expires = NULL
-WHERE source = $1 AND url = ANY($3::text[])`), source, encTime(run), urls)
+WHERE source = $1 AND url = ANY($3::text[])`), source, backend.EncTime(run), urls)
 	if err != nil {
 		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
@@ -71,11 +69,8 @@ var qualifiedRowColumns = rowColumnsOf("p")
 // worker that claims until nothing is left ends.
 func (s *State) Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) ([]crawlstate.Row, int, time.Time, error) {
 	const op = "claim"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Claim(source, owner, ttl, limit); err != nil {
 		return nil, 0, time.Time{}, err
-	}
-	if limit < 1 {
-		return nil, 0, time.Time{}, fmt.Errorf("crawlstate/postgres: %s: limit %d; pass at least 1", op, limit)
 	}
 	var (
 		rows    []crawlstate.Row
@@ -84,12 +79,12 @@ func (s *State) Claim(ctx context.Context, source string, run time.Time, owner s
 	)
 	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
 		var err error
-		rows, err = s.queryRows(ctx, tx, source, claimSQL, source, encTime(run), owner, encTime(now), encTime(now.Add(ttl)), limit)
+		rows, err = s.queryRows(ctx, tx, source, claimSQL, source, backend.EncTime(run), owner, backend.EncTime(now), backend.EncTime(now.Add(ttl)), limit)
 		if err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 		}
 		err = tx.QueryRow(ctx, s.q(`SELECT count(*), min(lease_expires) FROM {s}.pages
-WHERE source = $1 AND offer_run = $2 AND lease_owner <> $3 AND lease_expires > $4`), source, encTime(run), owner, encTime(now)).
+WHERE source = $1 AND offer_run = $2 AND lease_owner <> $3 AND lease_expires > $4`), source, backend.EncTime(run), owner, backend.EncTime(now)).
 			Scan(&pending, &next)
 		if err != nil {
 			return fmt.Errorf("crawlstate/postgres: %s of %q: pending: %w", op, source, err)
@@ -103,7 +98,7 @@ WHERE source = $1 AND offer_run = $2 AND lease_owner <> $3 AND lease_expires > $
 	sortRows(rows)
 	var nextT time.Time
 	if next != nil && pending > 0 {
-		nextT = decTime(*next)
+		nextT = backend.DecTime(*next)
 	}
 	if rows == nil {
 		rows = []crawlstate.Row{}
@@ -123,10 +118,10 @@ WHERE p.source = $1 AND p.url = l.url`
 // Extend implements crawlstate.Sharer.
 func (s *State) Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error) {
 	const op = "extend"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return 0, err
 	}
-	tag, err := s.pool.Exec(ctx, s.q(extendSQL), source, owner, encTime(now.Add(ttl)))
+	tag, err := s.pool.Exec(ctx, s.q(extendSQL), source, owner, backend.EncTime(now.Add(ttl)))
 	if err != nil {
 		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
@@ -136,8 +131,8 @@ func (s *State) Extend(ctx context.Context, source, owner string, now time.Time,
 // Release implements crawlstate.Sharer.
 func (s *State) Release(ctx context.Context, source, owner string, urls []string) error {
 	const op = "release"
-	if source == "" || owner == "" {
-		return fmt.Errorf("crawlstate/postgres: %s: empty source (%q) or owner (%q)", op, source, owner)
+	if err := check.Owner(op, source, owner); err != nil {
+		return err
 	}
 	var err error
 	switch {
@@ -161,17 +156,12 @@ WHERE source = $1 AND lease_owner = $2 AND url = ANY($3::text[])`), source, owne
 // another owner, and PostgreSQL serialises concurrent UPDATEs of the row.
 func (s *State) ClaimAlert(ctx context.Context, id, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	const op = "claim alert"
-	switch {
-	case id == "":
-		return false, fmt.Errorf("crawlstate/postgres: %s: empty alert ID", op)
-	case owner == "":
-		return false, fmt.Errorf("crawlstate/postgres: %s %q: empty owner; pass an identity unique to this worker", op, id)
-	case ttl <= 0:
-		return false, fmt.Errorf("crawlstate/postgres: %s %q: ttl %v; it must be positive", op, id, ttl)
+	if err := check.AlertLease(id, owner, ttl); err != nil {
+		return false, err
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.alerts SET lease_owner = $2, lease_expires = $4
 WHERE id = $1 AND delivered_at = -9223372036854775808
-	AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires <= $3)`), id, owner, encTime(now), encTime(now.Add(ttl)))
+	AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires <= $3)`), id, owner, backend.EncTime(now), backend.EncTime(now.Add(ttl)))
 	if err != nil {
 		return false, fmt.Errorf("crawlstate/postgres: %s %q: %w", op, id, err)
 	}

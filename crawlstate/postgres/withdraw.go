@@ -9,8 +9,8 @@ import (
 // and the lease of owner's rows among urls.
 func (s *State) Withdraw(ctx context.Context, source, owner string, urls []string) error {
 	const op = "withdraw"
-	if source == "" || owner == "" {
-		return fmt.Errorf("crawlstate/postgres: %s: empty source (%q) or owner (%q)", op, source, owner)
+	if err := check.Owner(op, source, owner); err != nil {
+		return err
 	}
 	if len(urls) == 0 {
 		return ctx.Err()

@@ -8,30 +8,13 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
-
-// alertColumns lists the alerts columns in the order scanAlert reads them.
-const alertColumns = `id, source, url, kind, created_at, payload, delivered_at, attempts, last_error`
-
-func scanAlert(sc scanner) (crawlstate.Alert, error) {
-	var (
-		a                  crawlstate.Alert
-		created, delivered int64
-	)
-	if err := sc.Scan(&a.ID, &a.Source, &a.URL, &a.Kind, &created, &a.Payload, &delivered, &a.Attempts, &a.LastError); err != nil {
-		return crawlstate.Alert{}, err
-	}
-	a.CreatedAt, a.DeliveredAt = decTime(created), decTime(delivered)
-	if len(a.Payload) == 0 {
-		a.Payload = nil
-	}
-	return a, nil
-}
 
 // pendingAlertsSQL reads the partial index alerts_pending: its WHERE
 // clause must repeat the index's literally for SQLite to use it.
 const pendingAlertsSQL = `
-SELECT ` + alertColumns + ` FROM alerts
+SELECT ` + backend.AlertColumns + ` FROM alerts
 WHERE source = ? AND delivered_at = -9223372036854775808
 ORDER BY created_at, id
 LIMIT ?`
@@ -40,8 +23,8 @@ LIMIT ?`
 // limit below 1 is an error.
 func (s *State) PendingAlerts(ctx context.Context, source string, limit int) ([]crawlstate.Alert, error) {
 	const op = "pending alerts"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.queryAlerts(ctx, pendingAlertsSQL, source, limit)
 	if err != nil {
@@ -59,7 +42,7 @@ func (s *State) queryAlerts(ctx context.Context, query string, args ...any) ([]c
 	defer rows.Close()
 	var out []crawlstate.Alert
 	for rows.Next() {
-		a, err := scanAlert(rows)
+		a, err := backend.ScanAlert(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +53,7 @@ func (s *State) queryAlerts(ctx context.Context, query string, args ...any) ([]c
 
 // Alert implements State.
 func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) {
-	a, err := scanAlert(s.r.QueryRowContext(ctx, `SELECT `+alertColumns+` FROM alerts WHERE id = ?`, id))
+	a, err := backend.ScanAlert(s.r.QueryRowContext(ctx, `SELECT `+backend.AlertColumns+` FROM alerts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return crawlstate.Alert{}, fmt.Errorf("crawlstate: alert %q: %w", id, crawlstate.ErrNotFound)
 	}
@@ -85,12 +68,12 @@ func (s *State) Alert(ctx context.Context, id string) (crawlstate.Alert, error) 
 // DeliveredAt means pending).
 func (s *State) MarkDelivered(ctx context.Context, id string, at time.Time) error {
 	const op = "mark delivered"
-	if at.IsZero() {
-		return fmt.Errorf("crawlstate: %s %q: zero delivery time; pass when the sink acknowledged the alert", op, id)
+	if err := check.Delivered(id, at); err != nil {
+		return err
 	}
 	return s.updatePendingAlert(ctx, op, id,
 		`UPDATE alerts SET delivered_at = ? WHERE id = ? AND delivered_at = -9223372036854775808`,
-		encTime(at), id)
+		backend.EncTime(at), id)
 }
 
 // MarkAlertFailed implements State. It also keeps at, for diagnosis.
@@ -99,7 +82,7 @@ func (s *State) MarkAlertFailed(ctx context.Context, id string, at time.Time, er
 	return s.updatePendingAlert(ctx, op, id, `
 UPDATE alerts SET attempts = attempts + 1, last_error = ?, last_attempt = ?
 WHERE id = ? AND delivered_at = -9223372036854775808`,
-		errMsg, encTime(at), id)
+		errMsg, backend.EncTime(at), id)
 }
 
 // updatePendingAlert runs an UPDATE of a pending alert. When it matched
@@ -121,7 +104,7 @@ func (s *State) updatePendingAlert(ctx context.Context, op, id, query string, ar
 		var one int
 		err = tx.QueryRowContext(ctx, `SELECT 1 FROM alerts WHERE id = ?`, id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("crawlstate: %s %q: no such alert: %w", op, id, crawlstate.ErrNotFound)
+			return check.NoSuchAlert(op, id)
 		}
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, id, err)
@@ -141,9 +124,9 @@ func (s *State) AlertsSince(ctx context.Context, source string, since time.Time,
 	case source == "":
 		return nil, fmt.Errorf("crawlstate: %s: empty source", op)
 	}
-	at := encTime(since)
+	at := backend.EncTime(since)
 	out, err := s.queryAlerts(ctx, `
-SELECT `+alertColumns+` FROM alerts
+SELECT `+backend.AlertColumns+` FROM alerts
 WHERE source = ? AND (created_at > ? OR created_at = ? AND id > ?)
 ORDER BY created_at, id
 LIMIT ?`, source, at, at, afterID, limit)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/benchdata"
 )
 
 // BenchmarkRecordNotModified measures what the engine's committer writes
@@ -20,12 +21,12 @@ func BenchmarkRecordNotModified(b *testing.B) {
 	const n = 2000
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 	defer s.Close()
-	ds := discovered(n, t0)
+	ds := benchdata.URLs(n, t0)
 	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 	require.NoError(b, err)
 	stats, etags := make([]*crawlstate.Stats, n), make([]string, n)
 	for k := range stats {
-		stats[k], etags[k] = fullStats(k), fmt.Sprintf(`"e%d"`, k)
+		stats[k], etags[k] = benchdata.Stats(k, t0), fmt.Sprintf(`"e%d"`, k)
 	}
 	rs := make([]crawlstate.Result, n)
 	b.ReportAllocs()

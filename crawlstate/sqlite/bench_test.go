@@ -3,13 +3,13 @@ package sqlite_test
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/benchdata"
 	"github.com/recrawl/recrawl/crawlstate/sqlite"
 	"github.com/recrawl/recrawl/internal/cputime"
 )
@@ -49,42 +49,6 @@ func (m *cpuMeter) report() {
 	}
 }
 
-// discovered returns n URLs shaped like a documentation site's, each with
-// a sitemap lastmod, in an order unrelated to their sort order. URL k is
-// listed in sitemap file k/perSitemap.
-func discovered(n int, lastmod time.Time) []crawlstate.Discovered {
-	ds := make([]crawlstate.Discovered, n)
-	for i := range ds {
-		k := (i * 7919) % n // a permutation when n is not a multiple of 7919
-		u := fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", k%500, k)
-		ds[i] = crawlstate.Discovered{URL: u, OriginalURL: u + "/", LastMod: lastmod.Add(time.Duration(k) * time.Second),
-			Via: sitemapFile(k / perSitemap)}
-	}
-	return ds
-}
-
-// perSitemap is how many URLs one sitemap file of discovered lists.
-const perSitemap = 2000
-
-func sitemapFile(i int) string {
-	return fmt.Sprintf("https://docs.example.com/sitemaps/sitemap-%03d.xml", i)
-}
-
-// fullStats is what the engine keeps for a page fetched often: a full
-// window of 32 checks (schedule.DefaultWindow) with hour-scale intervals.
-func fullStats(k int) *crawlstate.Stats {
-	recent := make([]crawlstate.Check, 32)
-	for j := range recent {
-		e := time.Duration(20+(k+j)%30)*time.Hour + time.Duration(k*7919+j)%time.Second
-		recent[j] = crawlstate.Check{Elapsed: e, Changed: (k+j)%5 == 0, Modified: e}
-		if recent[j].Changed {
-			recent[j].Modified = e / 3
-		}
-	}
-	return &crawlstate.Stats{LastChanged: t0.Add(-time.Duration(k) * time.Minute), Elapsed: 800 * time.Hour,
-		Recent: recent, LastModified: t0.Add(-time.Hour), ChangeRate: 0.2, Weight: 1.5}
-}
-
 // BenchmarkUpsertDiscovered measures one discovery run: every op is one
 // UpsertDiscovered call of the whole batch (one transaction).
 //
@@ -96,7 +60,7 @@ func fullStats(k int) *crawlstate.Stats {
 func BenchmarkUpsertDiscovered(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("new-%dk", n/1000), func(b *testing.B) {
-			ds := discovered(n, t0)
+			ds := benchdata.URLs(n, t0)
 			b.ReportAllocs()
 			cpu := meterCPU(b)
 			for i := 0; b.Loop(); i++ {
@@ -116,8 +80,8 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 	}
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("grow-%dk", n/1000), func(b *testing.B) {
-			before := discovered(100_000, t0)
-			ds := discovered(n, t0)
+			before := benchdata.URLs(100_000, t0)
+			ds := benchdata.URLs(n, t0)
 			for i := range ds {
 				// Between the rows already stored, in key order.
 				ds[i].URL += "/more"
@@ -151,7 +115,7 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 				defer s.Close()
-				ds := discovered(n, t0)
+				ds := benchdata.URLs(n, t0)
 				_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 				require.NoError(b, err)
 				b.ReportAllocs()
@@ -185,14 +149,14 @@ func BenchmarkUpsertDiscovered(b *testing.B) {
 func dueFixture(b *testing.B, n int) *sqlite.State {
 	b.Helper()
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
-	ds := discovered(n, t0)
+	ds := benchdata.URLs(n, t0)
 	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 	require.NoError(b, err)
 	const batch = 20_000
 	for start := 0; start < n; start += batch {
 		rs := make([]crawlstate.Result, 0, batch)
 		for i, d := range ds[start:min(start+batch, n)] {
-			next := d.LastMod // t0 + k seconds, see discovered
+			next := d.LastMod // t0 + k seconds, see benchdata.URLs
 			rs = append(rs, crawlstate.Result{
 				URL: d.URL, At: t0, Changed: true, Interval: 24 * time.Hour, NextCheck: next,
 				ContentHash:  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -200,7 +164,7 @@ func dueFixture(b *testing.B, n int) *sqlite.State {
 				LastModified: "Sat, 01 Mar 2025 10:00:00 GMT",
 				Title:        "Configuring the widget pipeline | Example Docs",
 				Canonical:    d.URL,
-				Stats:        fullStats(start + i),
+				Stats:        benchdata.Stats(start+i, t0),
 			})
 		}
 		require.NoError(b, s.Record(b.Context(), "docs", rs))
@@ -254,11 +218,11 @@ func BenchmarkMarkMissing(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 			defer s.Close()
-			ds := discovered(n, t0)
+			ds := benchdata.URLs(n, t0)
 			_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 			require.NoError(b, err)
-			for k := range n / perSitemap {
-				require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: sitemapFile(k), Entries: perSitemap, FetchedAt: t0}))
+			for k := range n / benchdata.PerSitemap {
+				require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: benchdata.Sitemap(k), Entries: benchdata.PerSitemap, FetchedAt: t0}))
 			}
 			b.ReportAllocs()
 			cpu := meterCPU(b)
@@ -267,8 +231,8 @@ func BenchmarkMarkMissing(b *testing.B) {
 				switch {
 				case tc.stamped:
 					cpu.stop()
-					for k := range n / perSitemap {
-						_, err := s.TouchListed(b.Context(), "docs", sitemapFile(k), runStart)
+					for k := range n / benchdata.PerSitemap {
+						_, err := s.TouchListed(b.Context(), "docs", benchdata.Sitemap(k), runStart)
 						require.NoError(b, err)
 					}
 					cpu.resume()
@@ -293,7 +257,7 @@ func BenchmarkRecord(b *testing.B) {
 	const n = 10_000
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 	defer s.Close()
-	ds := discovered(n, t0)
+	ds := benchdata.URLs(n, t0)
 	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 	require.NoError(b, err)
 	for _, size := range []int{1, 100} {
@@ -321,28 +285,10 @@ func BenchmarkRecordFull(b *testing.B) {
 	const n = 10_000
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 	defer s.Close()
-	ds := discovered(n, t0)
+	ds := benchdata.URLs(n, t0)
 	_, err := s.UpsertDiscovered(b.Context(), "docs", t0, ds)
 	require.NoError(b, err)
-	links := make([]string, 40)
-	for i := range links {
-		links[i] = fmt.Sprintf("https://docs.example.com/section-%03d/page-%07d", i, i*31)
-	}
-	text := strings.Repeat("The widget pipeline reads its settings from the environment. ", 17)[:1024]
-	result := func(i int) crawlstate.Result {
-		u := ds[i%n].URL
-		at := t0.Add(time.Duration(i) * time.Second)
-		chunks := make([]crawlstate.Chunk, 12)
-		for j := range chunks {
-			chunks[j] = crawlstate.Chunk{Ordinal: j, TextHash: fmt.Sprintf("%064x", i*12+j), RecordID: fmt.Sprintf("rec-%d-%d", i, j),
-				HeadingPath: "Guide > Configure", Start: j * 1024, End: (j + 1) * 1024, Text: text}
-		}
-		return crawlstate.Result{URL: u, At: at, Changed: true, ContentHash: fmt.Sprintf("%064x", i),
-			ETag: `"e"`, Interval: time.Hour, NextCheck: at.Add(time.Hour), Stats: fullStats(i),
-			Title: "Configure", Canonical: u, Links: links, Chunks: chunks, ReplaceChunks: true,
-			Alert: &crawlstate.Alert{ID: fmt.Sprintf("alert-%d", i), URL: u, Kind: "changed", CreatedAt: at,
-				Payload: []byte(`{"kind":"changed"}`)}}
-	}
+	result := func(i int) crawlstate.Result { return benchdata.Changed(ds[i%n].URL, i, t0) }
 	for _, size := range []int{1, 100} {
 		b.Run(fmt.Sprintf("batch-%d", size), func(b *testing.B) {
 			b.ReportAllocs()
@@ -371,7 +317,7 @@ func BenchmarkTouchListed(b *testing.B) {
 	const n = 100_000
 	s := openFile(b, filepath.Join(b.TempDir(), "state.db"))
 	defer s.Close()
-	ds := discovered(n, t0)
+	ds := benchdata.URLs(n, t0)
 	for _, src := range []string{"docs", "blog"} {
 		_, err := s.UpsertDiscovered(b.Context(), src, t0, ds)
 		require.NoError(b, err)
@@ -383,14 +329,14 @@ func BenchmarkTouchListed(b *testing.B) {
 		docs bool // the documents are stored, as the engine stores them
 	}{
 		// Without stored documents first: the last case stores them.
-		{"sitemap-2000-no-document", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap, false},
-		{"no-match", func(int) string { return sitemapFile(n) }, 0, false},
-		{"sitemap-2000", func(i int) string { return sitemapFile(i % (n / perSitemap)) }, perSitemap, true},
+		{"sitemap-2000-no-document", func(i int) string { return benchdata.Sitemap(i % (n / benchdata.PerSitemap)) }, benchdata.PerSitemap, false},
+		{"no-match", func(int) string { return benchdata.Sitemap(n) }, 0, false},
+		{"sitemap-2000", func(i int) string { return benchdata.Sitemap(i % (n / benchdata.PerSitemap)) }, benchdata.PerSitemap, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			for i := range n / perSitemap {
+			for i := range n / benchdata.PerSitemap {
 				if tc.docs {
-					require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: sitemapFile(i), Entries: perSitemap, FetchedAt: t0}))
+					require.NoError(b, s.PutDocument(b.Context(), "docs", crawlstate.Document{URL: benchdata.Sitemap(i), Entries: benchdata.PerSitemap, FetchedAt: t0}))
 				}
 			}
 			b.ReportAllocs()

@@ -2,12 +2,11 @@ package sqlite
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Stats.Recent is stored in a compact binary form (column pages.recent):
@@ -30,10 +29,6 @@ const (
 	checkModifiedIsZero = 1 << 2
 	checkKnownFlags     = checkChanged | checkModifiedIsSame | checkModifiedIsZero
 )
-
-// errCorrupt is wrapped by the errors of the decoders below: a stored value
-// this build cannot read.
-var errCorrupt = errors.New("corrupt stored value")
 
 // encodeChecks returns the stored form of cs; nil for no checks.
 func encodeChecks(cs []crawlstate.Check) []byte {
@@ -77,7 +72,7 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 		return nil, nil
 	}
 	if b[0] != checksFormat {
-		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", errCorrupt, b[0], checksFormat)
+		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", backend.ErrCorrupt, b[0], checksFormat)
 	}
 	var stack [decodeChecksStack]crawlstate.Check
 	out := stack[:0]
@@ -85,11 +80,11 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 		flags := b[i]
 		i++
 		if flags&^checkKnownFlags != 0 || (flags&checkModifiedIsSame != 0 && flags&checkModifiedIsZero != 0) {
-			return nil, fmt.Errorf("%w: recent check %d has flags %#x", errCorrupt, len(out), flags)
+			return nil, fmt.Errorf("%w: recent check %d has flags %#x", backend.ErrCorrupt, len(out), flags)
 		}
 		elapsed, next := varintAt(b, i)
 		if next < 0 {
-			return nil, fmt.Errorf("%w: recent check %d: truncated or malformed elapsed time", errCorrupt, len(out))
+			return nil, fmt.Errorf("%w: recent check %d: truncated or malformed elapsed time", backend.ErrCorrupt, len(out))
 		}
 		i = next
 		c := crawlstate.Check{Elapsed: time.Duration(elapsed), Changed: flags&checkChanged != 0}
@@ -100,7 +95,7 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 		default:
 			m, next := varintAt(b, i)
 			if next < 0 {
-				return nil, fmt.Errorf("%w: recent check %d: truncated or malformed modified term", errCorrupt, len(out))
+				return nil, fmt.Errorf("%w: recent check %d: truncated or malformed modified term", backend.ErrCorrupt, len(out))
 			}
 			i = next
 			c.Modified = time.Duration(m)
@@ -136,27 +131,6 @@ func varintAt(b []byte, i int) (int64, int) {
 // heap buffer of its own: twice the engine's window (schedule.DefaultWindow).
 const decodeChecksStack = 64
 
-// encodeVector stores v as little-endian float32s.
-func encodeVector(v []float32) []byte {
-	buf := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f))
-	}
-	return buf
-}
-
-// decodeVector is the inverse of encodeVector.
-func decodeVector(b []byte) ([]float32, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("%w: a vector of %d bytes is not a whole number of float32s", errCorrupt, len(b))
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
-}
-
 // Links are stored (column links.links) as a format byte, linksFormat,
 // then per link its length in bytes as an unsigned varint and its bytes:
 // any string round-trips, whatever its encoding.
@@ -183,14 +157,14 @@ func decodeLinks(b []byte) ([]string, error) {
 		return nil, nil
 	}
 	if b[0] != linksFormat {
-		return nil, fmt.Errorf("%w: links in format %d; this build reads format %d", errCorrupt, b[0], linksFormat)
+		return nil, fmt.Errorf("%w: links in format %d; this build reads format %d", backend.ErrCorrupt, b[0], linksFormat)
 	}
 	b = b[1:]
 	var links []string
 	for len(b) > 0 {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: link %d: truncated or malformed", errCorrupt, len(links))
+			return nil, fmt.Errorf("%w: link %d: truncated or malformed", backend.ErrCorrupt, len(links))
 		}
 		b = b[k:]
 		links = append(links, string(b[:n]))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,7 +79,7 @@ func TestDecodeChecksRejects(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := decodeChecks(tc.in)
-			require.ErrorIs(t, err, errCorrupt)
+			require.ErrorIs(t, err, backend.ErrCorrupt)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -130,24 +131,8 @@ func TestLinksRoundTrip(t *testing.T) {
 
 	for _, bad := range [][]byte{{2}, {linksFormat, 5, 'a'}, {linksFormat, 0x80}} {
 		_, err := decodeLinks(bad)
-		require.ErrorIs(t, err, errCorrupt, "%x", bad)
+		require.ErrorIs(t, err, backend.ErrCorrupt, "%x", bad)
 	}
-}
-
-func TestVectorEncoding(t *testing.T) {
-	in := []float32{0, -0.5, math.MaxFloat32, float32(math.Inf(1)), math.SmallestNonzeroFloat32}
-	b := encodeVector(in)
-	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 0xbf}, b[:8], "little-endian IEEE 754")
-	got, err := decodeVector(b)
-	require.NoError(t, err)
-	require.Equal(t, in, got)
-	nan := math.Float32frombits(0x7fc00001)
-	got, err = decodeVector(encodeVector([]float32{nan}))
-	require.NoError(t, err)
-	require.Equal(t, uint32(0x7fc00001), math.Float32bits(got[0]), "bits are kept, NaN payloads too")
-
-	_, err = decodeVector([]byte{1, 2, 3})
-	require.ErrorIs(t, err, errCorrupt)
 }
 
 func FuzzDecodeChecks(f *testing.F) {
@@ -158,7 +143,7 @@ func FuzzDecodeChecks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cs, err := decodeChecks(b)
 		if err != nil {
-			require.ErrorIs(t, err, errCorrupt)
+			require.ErrorIs(t, err, backend.ErrCorrupt)
 			return
 		}
 		again, err := decodeChecks(encodeChecks(cs))
@@ -178,27 +163,12 @@ func FuzzDecodeLinks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		links, err := decodeLinks(b)
 		if err != nil {
-			require.ErrorIs(t, err, errCorrupt)
+			require.ErrorIs(t, err, backend.ErrCorrupt)
 			return
 		}
 		again, err := decodeLinks(encodeLinks(links))
 		require.NoError(t, err)
 		require.Equal(t, links, again)
-	})
-}
-
-func FuzzDecodeVector(f *testing.F) {
-	f.Add([]byte{})
-	f.Add(encodeVector([]float32{1, -2, 3.5}))
-	f.Add([]byte{1, 2, 3, 4, 5})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := decodeVector(b)
-		if err != nil {
-			require.ErrorIs(t, err, errCorrupt)
-			require.NotZero(t, len(b)%4)
-			return
-		}
-		require.Equal(t, b, encodeVector(v), "every whole number of float32s decodes and re-encodes to itself")
 	})
 }
 

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // Links implements State.
@@ -63,7 +65,7 @@ func (s *State) mustExist(ctx context.Context, op, source, u string) error {
 	var one int
 	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM pages WHERE source = ? AND url = ?`, source, u).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("crawlstate: %s of %q: no such URL in source %q: %w", op, u, source, crawlstate.ErrNotFound)
+		return check.NoSuchURL(op, source, u)
 	}
 	if err != nil {
 		return fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
@@ -88,8 +90,8 @@ func vectorsSQL(n int) string {
 // is an error.
 func (s *State) Vectors(ctx context.Context, model string, textHashes []string) (map[string][]float32, error) {
 	const op = "vectors"
-	if model == "" {
-		return nil, fmt.Errorf("crawlstate: %s: empty model name", op)
+	if err := check.Vectors(op, model, nil); err != nil {
+		return nil, err
 	}
 	hashes := slices.Clone(textHashes)
 	slices.Sort(hashes)
@@ -143,7 +145,7 @@ func scanVectors(rows *sql.Rows, out map[string][]float32) error {
 		if err := rows.Scan(&h, &b); err != nil {
 			return err
 		}
-		v, err := decodeVector(b)
+		v, err := backend.DecodeVector(b)
 		if err != nil {
 			return fmt.Errorf("text hash %s: %w", h, err)
 		}
@@ -161,23 +163,13 @@ ON CONFLICT (model, text_hash) DO UPDATE SET vector = excluded.vector`
 // and then nothing is stored.
 func (s *State) PutVectors(ctx context.Context, model string, vectors map[string][]float32) error {
 	const op = "put vectors"
-	if model == "" {
-		return fmt.Errorf("crawlstate: %s: empty model name", op)
+	if err := check.Vectors(op, model, vectors); err != nil {
+		return err
 	}
-	hashes := make([]string, 0, len(vectors))
-	for h, v := range vectors {
-		if h == "" {
-			return fmt.Errorf("crawlstate: %s of model %q: an empty text hash; key vectors by the chunk's text hash", op, model)
-		}
-		if len(v) == 0 {
-			return fmt.Errorf("crawlstate: %s of model %q: text hash %s has an empty vector", op, model, h)
-		}
-		hashes = append(hashes, h)
-	}
-	if len(hashes) == 0 {
+	if len(vectors) == 0 {
 		return ctx.Err()
 	}
-	slices.Sort(hashes)
+	hashes := slices.Sorted(maps.Keys(vectors))
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		ps := s.txStmts(tx)
 		defer ps.close()
@@ -185,7 +177,7 @@ func (s *State) PutVectors(ctx context.Context, model string, vectors map[string
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if _, err := ps.exec(ctx, putVectorSQL, model, h, encodeVector(vectors[h])); err != nil {
+			if _, err := ps.exec(ctx, putVectorSQL, model, h, backend.EncodeVector(vectors[h])); err != nil {
 				return fmt.Errorf("crawlstate: %s of model %q, text hash %s: %w", op, model, h, err)
 			}
 		}

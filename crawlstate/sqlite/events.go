@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 const insertEventSQL = `
@@ -33,13 +34,8 @@ func eventKey(source, url string) int64 {
 // nothing of the batch is stored.
 func (s *State) LogEvents(ctx context.Context, source string, events []crawlstate.StageEvent) error {
 	const op = "log events"
-	if source == "" {
-		return fmt.Errorf("crawlstate: %s: empty source name", op)
-	}
-	for i, e := range events {
-		if e.URL == "" || e.Stage == "" {
-			return fmt.Errorf("crawlstate: %s: events[%d] has an empty URL (%q) or stage (%q)", op, i, e.URL, e.Stage)
-		}
+	if err := check.Events(source, events); err != nil {
+		return err
 	}
 	if len(events) == 0 {
 		return ctx.Err()
@@ -51,7 +47,7 @@ func (s *State) LogEvents(ctx context.Context, source string, events []crawlstat
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, e.URL), source, e.URL, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+			if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, e.URL), source, e.URL, backend.EncTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
 				return fmt.Errorf("crawlstate: %s: %s of %q: %w", op, e.Stage, e.URL, err)
 			}
 		}
@@ -65,7 +61,7 @@ func (s *State) Events(ctx context.Context, source, u string, since time.Time) (
 	rows, err := s.r.QueryContext(ctx, `
 SELECT url, at, stage, attempt, ok, err, detail FROM events
 WHERE page_key = ? AND source = ? AND url = ? AND at >= ?
-ORDER BY at, id`, eventKey(source, u), source, u, encTime(since))
+ORDER BY at, id`, eventKey(source, u), source, u, backend.EncTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 	}
@@ -77,7 +73,7 @@ ORDER BY at, id`, eventKey(source, u), source, u, encTime(since))
 		if err := rows.Scan(&e.URL, &at, &e.Stage, &e.Attempt, &e.OK, &e.Err, &e.Detail); err != nil {
 			return nil, fmt.Errorf("crawlstate: %s of %q in source %q: %w", op, u, source, err)
 		}
-		e.At = decTime(at)
+		e.At = backend.DecTime(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -98,8 +94,8 @@ ORDER BY failures DESC, url`
 // minFailures below 1 is an error.
 func (s *State) DeadLetters(ctx context.Context, source string, minFailures int) ([]crawlstate.Row, error) {
 	const op = "dead letters"
-	if minFailures < 1 {
-		return nil, fmt.Errorf("crawlstate: %s: minFailures %d; pass at least 1", op, minFailures)
+	if err := check.MinFailures(minFailures); err != nil {
+		return nil, err
 	}
 	out, err := s.queryRows(ctx, source, 0, deadLettersSQL, source, minFailures)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 var _ crawlstate.PlanLister = (*State)(nil)
@@ -33,8 +34,8 @@ func decodePlanRow(r *crawlstate.Row, source string, vals []driver.Value) error 
 	var d rowDecoder
 	*r = crawlstate.Row{
 		Source: source, URL: d.text(vals[0], 0),
-		LastFetched: decTime(d.int(vals[1], 1)),
-		NextCheck:   decTime(d.int(vals[2], 2)), Interval: time.Duration(d.int(vals[3], 3)),
+		LastFetched: backend.DecTime(d.int(vals[1], 1)),
+		NextCheck:   backend.DecTime(d.int(vals[2], 2)), Interval: time.Duration(d.int(vals[3], 3)),
 		ContentHash: d.text(vals[4], 4),
 		Visits:      int(d.int(vals[5], 5)), Changes: int(d.int(vals[6], 6)),
 	}
@@ -44,8 +45,8 @@ func decodePlanRow(r *crawlstate.Row, source string, vals []driver.Value) error 
 // PlanRows implements PlanLister.
 func (s *State) PlanRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	const op = "plan rows"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.readRows(ctx, source, limit, planRows, planSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
 	if err != nil {
@@ -68,8 +69,8 @@ LIMIT :limit`
 // LiveRows implements LiveLister.
 func (s *State) LiveRows(ctx context.Context, source, after string, limit int) ([]crawlstate.Row, error) {
 	const op = "live rows"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.queryStampedRows(ctx, source, limit, liveSQL, sql.Named("source", source), sql.Named("after", after), sql.Named("limit", limit))
 	if err != nil {

@@ -8,20 +8,18 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // RecordRun implements State.
 func (s *State) RecordRun(ctx context.Context, source string, start time.Time) error {
 	const op = "record run"
-	switch {
-	case source == "":
-		return errors.New("crawlstate: record run: empty source name")
-	case start.IsZero():
-		return fmt.Errorf("crawlstate: record run of %q: zero start time; pass the run's start", source)
+	if err := check.Run(op, source, start); err != nil {
+		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO runs (source, start) VALUES (?, ?) ON CONFLICT DO NOTHING`, source, encTime(start)); err != nil {
+			`INSERT INTO runs (source, start) VALUES (?, ?) ON CONFLICT DO NOTHING`, source, backend.EncTime(start)); err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		}
 		if _, err := tx.ExecContext(ctx, `
@@ -36,8 +34,8 @@ DELETE FROM runs WHERE source = :source AND start < (
 
 // Runs implements State.
 func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate: runs of %q: limit %d; it must be at least 1", source, limit)
+	if err := check.Limit("runs", limit); err != nil {
+		return nil, err
 	}
 	rows, err := s.r.QueryContext(ctx,
 		`SELECT start FROM runs WHERE source = ? ORDER BY start DESC LIMIT ?`, source, limit)
@@ -51,7 +49,7 @@ func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time
 		if err := rows.Scan(&v); err != nil {
 			return nil, fmt.Errorf("crawlstate: runs of %q: %w", source, err)
 		}
-		out = append(out, decTime(v))
+		out = append(out, backend.DecTime(v))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("crawlstate: runs of %q: %w", source, err)
@@ -61,8 +59,8 @@ func (s *State) Runs(ctx context.Context, source string, limit int) ([]time.Time
 
 // LastModTrust implements State.
 func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.LastModCounts, error) {
-	if source == "" {
-		return crawlstate.LastModCounts{}, errors.New("crawlstate: lastmod trust: empty source name")
+	if err := check.Source("lastmod trust", source); err != nil {
+		return crawlstate.LastModCounts{}, err
 	}
 	var c crawlstate.LastModCounts
 	err := s.r.QueryRowContext(ctx,
@@ -80,11 +78,8 @@ func (s *State) LastModTrust(ctx context.Context, source string) (crawlstate.Las
 // AddLastModTrust implements State.
 func (s *State) AddLastModTrust(ctx context.Context, source string, d crawlstate.LastModCounts, keep float64) error {
 	const op = "add lastmod trust"
-	if source == "" {
-		return errors.New("crawlstate: add lastmod trust: empty source name")
-	}
-	if err := crawlstate.CheckTrust(d, keep); err != nil {
-		return fmt.Errorf("crawlstate: %s of %q: %w", op, source, err)
+	if err := check.Trust(source, d, keep); err != nil {
+		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `

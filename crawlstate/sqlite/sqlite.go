@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 )
 
 // SQLite is the default State: one SQLite database file in WAL mode.
@@ -48,6 +48,9 @@ type State struct {
 }
 
 var _ crawlstate.State = (*State)(nil)
+
+// check checks the arguments of the State's calls and makes its errors.
+const check = backend.Checker("crawlstate")
 
 // Option configures Open.
 type Option func(*sqliteConfig)
@@ -249,36 +252,6 @@ func (s *State) Close() error {
 	return nil
 }
 
-// zeroTime is how the zero time.Time is stored: below every real instant.
-const zeroTime = math.MinInt64
-
-// Bounds of the instants int64 nanoseconds can hold (zeroTime excluded).
-var (
-	minTime = time.Unix(0, math.MinInt64+1)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// encTime stores t as Unix nanoseconds, clamping to the int64 range.
-func encTime(t time.Time) int64 {
-	switch {
-	case t.IsZero():
-		return zeroTime
-	case t.Before(minTime):
-		return minTime.UnixNano()
-	case t.After(maxTime):
-		return math.MaxInt64
-	}
-	return t.UnixNano()
-}
-
-// decTime is the inverse of encTime; times come back in UTC.
-func decTime(ns int64) time.Time {
-	if ns == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
 // rowColumns lists the pages columns in the order decodeRow reads them
 // (all but source: the caller knows it).
 const rowColumns = `url, original_url, first_seen, ` + seenSQL + `, last_fetched,` + rowColumnsRest
@@ -317,8 +290,6 @@ const unseenSQL = `pages.last_seen < :run_start AND NOT EXISTS (
 	WHERE d.source = pages.source AND d.url = pages.listed_in
 		AND d.seen_at >= :run_start AND pages.last_seen >= d.fetched_at)`
 
-type scanner interface{ Scan(dest ...any) error }
-
 // rowColumnCount is the number of columns in rowColumns.
 const rowColumnCount = 30
 
@@ -331,13 +302,13 @@ func decodeRow(r *crawlstate.Row, source string, vals []driver.Value) error {
 	var d rowDecoder
 	*r = crawlstate.Row{
 		Source: source, URL: d.text(vals[0], 0), OriginalURL: d.text(vals[1], 1),
-		FirstSeen: decTime(d.int(vals[2], 2)), LastSeen: decTime(d.int(vals[3], 3)), LastFetched: decTime(d.int(vals[4], 4)),
-		NextCheck: decTime(d.int(vals[5], 5)), Interval: time.Duration(d.int(vals[6], 6)),
+		FirstSeen: backend.DecTime(d.int(vals[2], 2)), LastSeen: backend.DecTime(d.int(vals[3], 3)), LastFetched: backend.DecTime(d.int(vals[4], 4)),
+		NextCheck: backend.DecTime(d.int(vals[5], 5)), Interval: time.Duration(d.int(vals[6], 6)),
 		ContentHash: d.text(vals[7], 7), ETag: d.text(vals[8], 8), LastModified: d.text(vals[9], 9),
-		SitemapLastMod: decTime(d.int(vals[10], 10)),
+		SitemapLastMod: backend.DecTime(d.int(vals[10], 10)),
 		MissingRuns:    int(d.int(vals[11], 11)), Gone: d.int(vals[12], 12) != 0,
 		Visits: int(d.int(vals[13], 13)), Changes: int(d.int(vals[14], 14)), Failures: int(d.int(vals[15], 15)),
-		LastError: d.text(vals[16], 16), LastStage: d.text(vals[17], 17), LastFailure: decTime(d.int(vals[18], 18)),
+		LastError: d.text(vals[16], 16), LastStage: d.text(vals[17], 17), LastFailure: backend.DecTime(d.int(vals[18], 18)),
 		Title: d.text(vals[19], 19), Canonical: d.text(vals[20], 20), AliasOf: d.text(vals[21], 21), ListedIn: d.text(vals[22], 22),
 		Excluded: d.text(vals[29], 29),
 	}
@@ -349,9 +320,9 @@ func decodeRow(r *crawlstate.Row, source string, vals []driver.Value) error {
 // weight, as in rowColumns), and returns the first error of the row's
 // decoding.
 func (d *rowDecoder) stats(r *crawlstate.Row, vals []driver.Value, at int) error {
-	r.Stats.LastChanged = decTime(d.int(vals[at], at))
+	r.Stats.LastChanged = backend.DecTime(d.int(vals[at], at))
 	r.Stats.Elapsed = time.Duration(d.int(vals[at+1], at+1))
-	r.Stats.LastModified = decTime(d.int(vals[at+3], at+3))
+	r.Stats.LastModified = backend.DecTime(d.int(vals[at+3], at+3))
 	r.Stats.ChangeRate, r.Stats.Weight = d.real(vals[at+4], at+4), d.real(vals[at+5], at+5)
 	if d.err != nil {
 		return fmt.Errorf("row %q: %w", r.URL, d.err)
@@ -362,7 +333,7 @@ func (d *rowDecoder) stats(r *crawlstate.Row, vals []driver.Value, at int) error
 	case []byte:
 		recent = v
 	default:
-		return fmt.Errorf("row %q: %w: column recent holds %T", r.URL, errCorrupt, v)
+		return fmt.Errorf("row %q: %w: column recent holds %T", r.URL, backend.ErrCorrupt, v)
 	}
 	var err error
 	if r.Stats.Recent, err = decodeChecks(recent); err != nil {
@@ -377,7 +348,7 @@ type rowDecoder struct{ err error }
 
 func (d *rowDecoder) fail(i int, v any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: column %d holds %T", errCorrupt, i, v)
+		d.err = fmt.Errorf("%w: column %d holds %T", backend.ErrCorrupt, i, v)
 	}
 }
 
@@ -539,24 +510,16 @@ FROM discovered_raw WHERE url NOT IN (SELECT url FROM discovered)`},
 func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Time, urls []crawlstate.Discovered) (crawlstate.UpsertStats, error) {
 	const op = "upsert discovered"
 	var st crawlstate.UpsertStats
-	if source == "" {
-		return st, fmt.Errorf("crawlstate: %s: empty source name", op)
-	}
-	for i, d := range urls {
-		if d.URL == "" {
-			return st, fmt.Errorf("crawlstate: %s: urls[%d] has an empty URL; pass normalized URLs", op, i)
-		}
+	if err := check.Upsert(source, urls); err != nil {
+		return st, err
 	}
 	if len(urls) == 0 {
 		return st, ctx.Err()
 	}
-	if len(urls) > math.MaxInt32 {
-		return st, fmt.Errorf("crawlstate: %s: %d URLs in one batch; split it below %d", op, len(urls), math.MaxInt32)
-	}
 	// Loading in key order appends to the B-trees instead of splitting
 	// pages all over them (about 3x faster for a large batch); only the
 	// first entry of a URL listed twice is loaded.
-	order := keyOrder(urls)
+	order := backend.KeyOrder(urls)
 
 	err := s.withTx(ctx, op, func(tx *sql.Tx) error {
 		// A source's first listing (every URL new) goes straight into
@@ -593,8 +556,8 @@ func (s *State) UpsertDiscovered(ctx context.Context, source string, now time.Ti
 		}
 		args := []any{
 			sql.Named("source", source),
-			sql.Named("now", encTime(now)),
-			sql.Named("zero", int64(zeroTime)),
+			sql.Named("now", backend.EncTime(now)),
+			sql.Named("zero", int64(backend.ZeroTime)),
 			sql.Named("keep_tombstones", s.opts.KeepTombstones),
 		}
 		if _, err := tx.ExecContext(ctx, classifySQL, args...); err != nil {
@@ -771,10 +734,10 @@ func insertFresh(ctx context.Context, tx *sql.Tx, source string, now time.Time, 
 			}
 			stmts[k] = st
 		}
-		args = append(args[:0], source, encTime(now), int64(zeroTime))
+		args = append(args[:0], source, backend.EncTime(now), int64(backend.ZeroTime))
 		for _, i := range batch {
 			d := urls[i]
-			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod), d.Via)
+			args = append(args, d.URL, d.OriginalURL, backend.EncTime(d.LastMod), d.Via)
 		}
 		// As in load: no per-statement cancellation goroutine.
 		if err := ctx.Err(); err != nil {
@@ -817,7 +780,7 @@ func load(ctx context.Context, tx *sql.Tx, urls []crawlstate.Discovered, order [
 		args = args[:0]
 		for _, i := range batch {
 			d := urls[i]
-			args = append(args, d.URL, d.OriginalURL, encTime(d.LastMod), d.Via)
+			args = append(args, d.URL, d.OriginalURL, backend.EncTime(d.LastMod), d.Via)
 		}
 		// Executing without the caller's context avoids go-sqlite3's
 		// per-statement cancellation goroutine; ctx is checked between
@@ -873,13 +836,13 @@ WHERE source = :source AND gone = 0
 // MarkMissing implements State in one transaction of three UPDATEs.
 func (s *State) MarkMissing(ctx context.Context, source string, runStart, now time.Time, threshold int) (int, error) {
 	const op = "mark missing"
-	if threshold < 1 {
-		return 0, fmt.Errorf("crawlstate: %s: threshold %d; it must be at least 1 (runs of absence before a confirming fetch)", op, threshold)
+	if err := check.Threshold(threshold); err != nil {
+		return 0, err
 	}
 	args := []any{
 		sql.Named("source", source),
-		sql.Named("run_start", encTime(runStart)),
-		sql.Named("now", encTime(now)),
+		sql.Named("run_start", backend.EncTime(runStart)),
+		sql.Named("now", backend.EncTime(now)),
 		sql.Named("threshold", threshold),
 	}
 	var n int64
@@ -919,13 +882,13 @@ LIMIT :limit`
 // Due implements State. A limit below 1 is an error.
 func (s *State) Due(ctx context.Context, source string, now time.Time, after crawlstate.Key, limit int) ([]crawlstate.Row, error) {
 	const op = "due"
-	if limit < 1 {
-		return nil, fmt.Errorf("crawlstate: %s: limit %d; pass a page size of at least 1", op, limit)
+	if err := check.Limit(op, limit); err != nil {
+		return nil, err
 	}
 	out, err := s.queryStampedRows(ctx, source, limit, dueSQL,
 		sql.Named("source", source),
-		sql.Named("now", encTime(now)),
-		sql.Named("after_next", encTime(after.NextCheck)),
+		sql.Named("now", backend.EncTime(now)),
+		sql.Named("after_next", backend.EncTime(after.NextCheck)),
 		sql.Named("after_url", after.URL),
 		sql.Named("limit", limit))
 	if err != nil {
@@ -936,7 +899,8 @@ func (s *State) Due(ctx context.Context, source string, now time.Time, after cra
 
 // queryRows runs a query that selects rowColumns of source's rows and
 // reads them straight from the driver, on a connection of the read pool;
-// it expects up to size rows. args are the query's arguments as
+// it expects up to size rows (and allocates room for at most
+// backend.MaxPrealloc of them up front). args are the query's arguments as
 // database/sql takes them: sql.NamedArg or positional int, int64, bool,
 // string values.
 func (s *State) queryRows(ctx context.Context, source string, size int, query string, args ...any) ([]crawlstate.Row, error) {
@@ -992,7 +956,7 @@ func (s *State) readRows(ctx context.Context, source string, size int, shape row
 		return nil, err
 	}
 	defer conn.Close()
-	out := make([]crawlstate.Row, 0, size)
+	out := make([]crawlstate.Row, 0, backend.Prealloc(size))
 	err = conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -1100,7 +1064,7 @@ func (s *State) NextDue(ctx context.Context, source string) (time.Time, bool, er
 	if !next.Valid {
 		return time.Time{}, false, nil
 	}
-	return decTime(next.Int64), true, nil
+	return backend.DecTime(next.Int64), true, nil
 }
 
 // Get implements State.
@@ -1213,10 +1177,8 @@ ON CONFLICT (id) DO NOTHING`
 // checked before anything is written (see crawlstate.Result.Check).
 func (s *State) Record(ctx context.Context, source string, results []crawlstate.Result) error {
 	const op = "record"
-	for i := range results {
-		if err := results[i].Check(source); err != nil {
-			return fmt.Errorf("crawlstate: %s: results[%d] %q: %w", op, i, results[i].URL, err)
-		}
+	if err := check.Results(source, results); err != nil {
+		return err
 	}
 	if len(results) == 0 {
 		return ctx.Err()
@@ -1230,7 +1192,9 @@ func (s *State) Record(ctx context.Context, source string, results []crawlstate.
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("crawlstate: %s: %w", op, err)
 			}
-			if err := recordOne(ctx, ps, source, r); err != nil {
+			if err := recordOne(ctx, ps, source, r); errors.Is(err, crawlstate.ErrNotFound) {
+				return err
+			} else if err != nil {
 				return fmt.Errorf("crawlstate: %s %q: %w", op, r.URL, err)
 			}
 		}
@@ -1249,7 +1213,7 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r crawlstate.Res
 		if u == "" {
 			u = r.URL
 		}
-		if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, u), source, u, encTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
+		if _, err := ps.exec(ctx, insertEventSQL, eventKey(source, u), source, u, backend.EncTime(e.At), e.Stage, e.Attempt, e.OK, e.Err, e.Detail); err != nil {
 			return fmt.Errorf("event %s: %w", e.Stage, err)
 		}
 	}
@@ -1261,8 +1225,8 @@ func recordOne(ctx context.Context, ps *txStmts, source string, r crawlstate.Res
 func recordRow(ctx context.Context, ps *txStmts, source string, r crawlstate.Result) error {
 	if r.Excluded != "" {
 		res, err := ps.exec(ctx, excludeSQL, sql.Named("source", source), sql.Named("url", r.URL),
-			sql.Named("at", encTime(r.At)), sql.Named("excluded", r.Excluded))
-		return rowUpdated(res, err, source)
+			sql.Named("at", backend.EncTime(r.At)), sql.Named("excluded", r.Excluded))
+		return rowUpdated(res, err, source, r.URL)
 	}
 	if plainNotModified(r) {
 		st := r.Stats
@@ -1271,10 +1235,10 @@ func recordRow(ctx context.Context, ps *txStmts, source string, r crawlstate.Res
 			ps.buf = appendChecks(ps.buf[:0], st.Recent)
 			recent = ps.buf
 		}
-		res, err := ps.exec(ctx, notModifiedSQL, encTime(r.At), r.ETag, r.LastModified, int64(r.Interval),
-			encTime(r.NextCheck), encTime(st.LastChanged), int64(st.Elapsed), recent,
-			encTime(st.LastModified), st.ChangeRate, st.Weight, source, r.URL)
-		return rowUpdated(res, err, source)
+		res, err := ps.exec(ctx, notModifiedSQL, backend.EncTime(r.At), r.ETag, r.LastModified, int64(r.Interval),
+			backend.EncTime(r.NextCheck), backend.EncTime(st.LastChanged), int64(st.Elapsed), recent,
+			backend.EncTime(st.LastModified), st.ChangeRate, st.Weight, source, r.URL)
+		return rowUpdated(res, err, source, r.URL)
 	}
 	return recordFull(ctx, ps, source, r)
 }
@@ -1285,16 +1249,16 @@ func plainNotModified(r crawlstate.Result) bool {
 	return r.NotModified && !r.Gone && !r.Changed && r.Stats != nil && r.Links == nil && !r.ReplaceChunks && r.Alert == nil
 }
 
-// rowUpdated turns an UPDATE of one row into its error: ErrNotFound when
-// no row matched.
-func rowUpdated(res sql.Result, err error, source string) error {
+// rowUpdated turns an UPDATE of one row of Record into its error:
+// ErrNotFound when no row matched.
+func rowUpdated(res sql.Result, err error, source, u string) error {
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fmt.Errorf("no such URL in source %q (store it with UpsertDiscovered first): %w", source, crawlstate.ErrNotFound)
+		return check.NoSuchURL("record", source, u)
 	}
 	return nil
 }
@@ -1309,7 +1273,7 @@ func recordFull(ctx context.Context, ps *txStmts, source string, r crawlstate.Re
 	res, err := ps.exec(ctx, recordSQL,
 		sql.Named("source", source),
 		sql.Named("url", r.URL),
-		sql.Named("at", encTime(r.At)),
+		sql.Named("at", backend.EncTime(r.At)),
 		sql.Named("gone", r.Gone),
 		sql.Named("not_modified", r.NotModified),
 		sql.Named("changed", r.Changed),
@@ -1317,19 +1281,19 @@ func recordFull(ctx context.Context, ps *txStmts, source string, r crawlstate.Re
 		sql.Named("etag", r.ETag),
 		sql.Named("last_modified", r.LastModified),
 		sql.Named("interval", int64(r.Interval)),
-		sql.Named("next_check", encTime(r.NextCheck)),
+		sql.Named("next_check", backend.EncTime(r.NextCheck)),
 		sql.Named("body", !r.Gone && !r.NotModified),
 		sql.Named("title", r.Title),
 		sql.Named("canonical", r.Canonical),
 		sql.Named("alias_of", r.AliasOf),
 		sql.Named("stats", r.Stats != nil),
-		sql.Named("last_changed", encTime(st.LastChanged)),
+		sql.Named("last_changed", backend.EncTime(st.LastChanged)),
 		sql.Named("elapsed", int64(st.Elapsed)),
 		sql.Named("recent", encodeChecks(st.Recent)),
-		sql.Named("origin_modified", encTime(st.LastModified)),
+		sql.Named("origin_modified", backend.EncTime(st.LastModified)),
 		sql.Named("change_rate", st.ChangeRate),
 		sql.Named("weight", st.Weight))
-	if err := rowUpdated(res, err, source); err != nil {
+	if err := rowUpdated(res, err, source, r.URL); err != nil {
 		return err
 	}
 
@@ -1359,16 +1323,9 @@ func recordFull(ctx context.Context, ps *txStmts, source string, r crawlstate.Re
 		}
 	}
 
-	if a := r.Alert; a != nil {
-		u := a.URL
-		if u == "" {
-			u = r.URL
-		}
-		payload := a.Payload
-		if payload == nil {
-			payload = []byte{}
-		}
-		if _, err := ps.exec(ctx, insertAlertSQL, a.ID, source, u, a.Kind, encTime(a.CreatedAt), payload); err != nil {
+	if r.Alert != nil {
+		a := backend.StoredAlert(source, &r)
+		if _, err := ps.exec(ctx, insertAlertSQL, a.ID, a.Source, a.URL, a.Kind, backend.EncTime(a.CreatedAt), a.Payload); err != nil {
 			return fmt.Errorf("alert %s: %w", a.ID, err)
 		}
 	}
@@ -1445,18 +1402,15 @@ WHERE source = ? AND url = ?`
 // RecordFailure implements State.
 func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.Failure) error {
 	const op = "record failure"
-	msg := f.Err
-	if f.Stage != "" {
-		msg = f.Stage + ": " + f.Err
-	}
+	msg := backend.LastError(f)
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		ps := s.txStmts(tx)
 		defer ps.close()
 		var retry any // NULL keeps next_check
 		if !f.RetryAt.IsZero() {
-			retry = encTime(f.RetryAt)
+			retry = backend.EncTime(f.RetryAt)
 		}
-		res, err := ps.exec(ctx, recordFailureSQL, msg, f.Stage, encTime(f.At), retry, source, f.URL)
+		res, err := ps.exec(ctx, recordFailureSQL, msg, f.Stage, backend.EncTime(f.At), retry, source, f.URL)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, f.URL, err)
 		}
@@ -1471,7 +1425,7 @@ func mustHaveUpdated(res sql.Result, op, source, u string) error {
 		return fmt.Errorf("crawlstate: %s %q: %w", op, u, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("crawlstate: %s %q: no such URL in source %q (store it with UpsertDiscovered first): %w", op, u, source, crawlstate.ErrNotFound)
+		return check.NoSuchURL(op, source, u)
 	}
 	return nil
 }
@@ -1480,23 +1434,20 @@ func mustHaveUpdated(res sql.Result, op, source, u string) error {
 // the holder may Lock again to extend it.
 func (s *State) Lock(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
-		var holder string
-		var acquired, expires int64
-		err := tx.QueryRowContext(ctx,
-			`SELECT owner, acquired_at, expires_at FROM run_locks WHERE source = ?`, source).Scan(&holder, &acquired, &expires)
+		held, err := backend.ScanLock(tx.QueryRowContext(ctx, `SELECT `+backend.LockColumns+` FROM run_locks WHERE source = ?`, source))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
-		case holder != owner && expires > encTime(now):
-			return &crawlstate.LockHeldError{Source: source, Owner: holder, Acquired: decTime(acquired), Expires: decTime(expires)}
-		case holder != owner:
-			s.log.Warn("crawlstate: took over an expired run lock",
-				"source", source, "owner", owner, "previous_owner", holder, "expired_at", decTime(expires))
+		default:
+			// A takeover's new acquired_at is the statement's below.
+			if _, err := check.Take(s.log, source, owner, now, held); err != nil {
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `
 INSERT INTO run_locks (source, owner, acquired_at, expires_at) VALUES (:source, :owner, :now, :expires)
@@ -1505,7 +1456,7 @@ ON CONFLICT (source) DO UPDATE SET
 	owner       = excluded.owner,
 	expires_at  = excluded.expires_at`,
 			sql.Named("source", source), sql.Named("owner", owner),
-			sql.Named("now", encTime(now)), sql.Named("expires", encTime(now.Add(ttl))))
+			sql.Named("now", backend.EncTime(now)), sql.Named("expires", backend.EncTime(now.Add(ttl))))
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		}
@@ -1517,13 +1468,13 @@ ON CONFLICT (source) DO UPDATE SET
 // over keeps it: nobody else ran in between.
 func (s *State) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
 	const op = "refresh lock"
-	if err := checkLeaseArgs(op, source, owner, ttl); err != nil {
+	if err := check.Lease(op, source, owner, ttl); err != nil {
 		return err
 	}
 	return s.withTx(ctx, op, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx,
 			`UPDATE run_locks SET expires_at = ? WHERE source = ? AND owner = ?`,
-			encTime(now.Add(ttl)), source, owner)
+			backend.EncTime(now.Add(ttl)), source, owner)
 		if err != nil {
 			return fmt.Errorf("crawlstate: %s %q: %w", op, source, err)
 		}
@@ -1548,12 +1499,4 @@ func (s *State) Unlock(ctx context.Context, source, owner string) error {
 		}
 		return nil
 	})
-}
-
-// checkLeaseArgs checks the arguments of a lock.
-func checkLeaseArgs(op, source, owner string, ttl time.Duration) error {
-	if err := crawlstate.CheckLease(source, owner, ttl); err != nil {
-		return fmt.Errorf("crawlstate: %s: %w", op, err)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,7 +51,7 @@ func createV1ByHand(t *testing.T, path string) {
 	require.NoError(t, err)
 	_, err = db.Exec(fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = 1`, applicationID))
 	require.NoError(t, err)
-	z := int64(zeroTime)
+	z := int64(backend.ZeroTime)
 	_, err = db.Exec(`INSERT INTO pages (source, url, original_url, first_seen, last_seen, last_fetched,
 		next_check, interval_ns, content_hash, sitemap_lastmod, visits)
 		VALUES ('docs', 'https://ex.com/a', 'https://EX.com/a', ?, ?, ?, ?, ?, 'h1', ?, 3)`,
@@ -193,31 +193,6 @@ func TestPageSize(t *testing.T) {
 	}
 }
 
-func TestTimeEncoding(t *testing.T) {
-	tests := []struct {
-		name string
-		in   time.Time
-		enc  int64
-		out  time.Time
-	}{
-		{"zero", time.Time{}, math.MinInt64, time.Time{}},
-		{"epoch", time.Unix(0, 0), 0, time.Unix(0, 0).UTC()},
-		{"nanoseconds", time.Unix(1_700_000_000, 1), 1_700_000_000_000_000_001, time.Unix(1_700_000_000, 1).UTC()},
-		{"before 1970", time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC), time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC).UnixNano(), time.Date(1901, 1, 1, 0, 0, 0, 5, time.UTC)},
-		{"zone", time.Date(2025, 1, 1, 7, 0, 0, 0, time.FixedZone("+7", 7*3600)), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{"year 1 clamps", time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), math.MinInt64 + 1, time.Unix(0, math.MinInt64+1).UTC()},
-		{"year 9999 clamps", time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), math.MaxInt64, time.Unix(0, math.MaxInt64).UTC()},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.enc, encTime(tc.in))
-			require.Equal(t, tc.out, decTime(tc.enc))
-		})
-	}
-	require.Less(t, encTime(time.Time{}), encTime(time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)),
-		"the zero time sorts before every clamped instant")
-}
-
 // The due queue must stay an index range scan on a big table: no full
 // scan, no temporary B-tree for ORDER BY.
 func TestDueQueryPlan(t *testing.T) {
@@ -237,7 +212,7 @@ func TestDueQueryPlan(t *testing.T) {
 
 	plan := func(query string, args ...any) string { return queryPlan(t, s.r, query, args...) }
 	due := plan(dueSQL, sql.Named("source", "docs"), sql.Named("now", int64(2e18)),
-		sql.Named("after_next", int64(zeroTime)), sql.Named("after_url", ""), sql.Named("limit", 500))
+		sql.Named("after_next", int64(backend.ZeroTime)), sql.Named("after_url", ""), sql.Named("limit", 500))
 	require.Contains(t, due, "SEARCH pages USING INDEX pages_due", due)
 	require.Contains(t, due, "(source=? AND gone=? AND (next_check,url)>(?,?) AND next_check<?)", due)
 	require.NotContains(t, due, "TEMP B-TREE", due)
@@ -298,8 +273,8 @@ func TestFirstBulkListingRebuildsIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, n)
 	var plan []string
-	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+dueSQL, sql.Named("source", "docs"), sql.Named("now", encTime(t0)),
-		sql.Named("after_next", encTime(time.Time{})), sql.Named("after_url", ""), sql.Named("limit", 10))
+	rows, err := s.r.QueryContext(ctx, `EXPLAIN QUERY PLAN `+dueSQL, sql.Named("source", "docs"), sql.Named("now", backend.EncTime(t0)),
+		sql.Named("after_next", backend.EncTime(time.Time{})), sql.Named("after_url", ""), sql.Named("limit", 10))
 	require.NoError(t, err)
 	for rows.Next() {
 		var id, parent, notused int
@@ -455,7 +430,7 @@ func TestUpsertDiscoveredQueryPlans(t *testing.T) {
 	require.NoError(t, err)
 	plan := func(query string) string {
 		return queryPlan(t, s.w, query, sql.Named("source", "docs"), sql.Named("now", 1),
-			sql.Named("zero", int64(zeroTime)), sql.Named("keep_tombstones", false))
+			sql.Named("zero", int64(backend.ZeroTime)), sql.Named("keep_tombstones", false))
 	}
 	classify := plan(classifySQL)
 	require.Regexp(t, `(?s)^SCAN r\nSEARCH p USING INDEX sqlite_autoindex_pages_1 \(source=\? AND url=\?\)$`, classify)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/crawlstate/internal/backend"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 	_, err := db.Exec(`INSERT INTO pages (source, url, original_url, first_seen, last_seen, last_fetched,
 		next_check, sitemap_lastmod, failures, last_error)
 		VALUES ('docs', 'https://ex.com/b', 'https://ex.com/b', 1, 1, ?, ?, ?, 4, 'fetch: 503')`,
-		int64(zeroTime), int64(zeroTime), int64(zeroTime))
+		int64(backend.ZeroTime), int64(backend.ZeroTime), int64(backend.ZeroTime))
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 
@@ -188,27 +189,27 @@ func TestCorruptStoredValues(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = s.Get(ctx, "docs", "u")
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	require.ErrorContains(t, err, "format 9")
 	_, err = s.Due(ctx, "docs", time.Unix(2e9, 0), crawlstate.Key{}, 10)
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	_, err = s.DeadLetters(ctx, "docs", 1)
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	_, err = s.PlanRows(ctx, "docs", "", 10)
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	require.ErrorContains(t, err, "format 9")
 	_, err = s.LiveRows(ctx, "docs", "", 10)
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	_, err = s.w.Exec(`UPDATE pages SET recent = NULL, change_rate = 'fast'`)
 	require.NoError(t, err)
 	_, err = s.PlanRows(ctx, "docs", "", 10)
-	require.ErrorIs(t, err, errCorrupt, "a text where a rate belongs")
+	require.ErrorIs(t, err, backend.ErrCorrupt, "a text where a rate belongs")
 	_, err = s.w.Exec(`UPDATE pages SET recent = x'0900', change_rate = 0`)
 	require.NoError(t, err)
 	_, err = s.Links(ctx, "docs", "u")
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	_, err = s.Vectors(ctx, "m", []string{"h"})
-	require.ErrorIs(t, err, errCorrupt)
+	require.ErrorIs(t, err, backend.ErrCorrupt)
 	require.ErrorContains(t, err, "3 bytes")
 }
 
@@ -368,7 +369,7 @@ func fillVersion6(t *testing.T, path string) (due []string) {
 			at := t0.Add(time.Duration(i) * time.Second)
 			for _, stage := range []string{"fetch", "extract", "commit"} {
 				_, err := old.w.Exec(`INSERT INTO events (source, url, at, stage, attempt, ok, err, detail) VALUES (?, ?, ?, ?, 1, 1, '', ?)`,
-					src, fmt.Sprintf("https://%s.ex.com/p/%03d", src, i), encTime(at), stage, "HTTP 200")
+					src, fmt.Sprintf("https://%s.ex.com/p/%03d", src, i), backend.EncTime(at), stage, "HTTP 200")
 				require.NoError(t, err)
 			}
 		}
@@ -379,7 +380,7 @@ func fillVersion6(t *testing.T, path string) (due []string) {
 		// A document as the version-6 schema stores it (this build's
 		// PutDocument also settles the seen_at of version 9).
 		_, err = old.w.Exec(`INSERT INTO documents (source, url, etag, last_modified, entries, newest_lastmod, listed_lastmod, fetched_at)
-VALUES (?, ?, '"s"', '', 100, ?, ?, ?)`, src, fmt.Sprintf("https://%s.ex.com/sitemap-0.xml", src), int64(zeroTime), int64(zeroTime), encTime(t0))
+VALUES (?, ?, '"s"', '', 100, ?, ?, ?)`, src, fmt.Sprintf("https://%s.ex.com/sitemap-0.xml", src), int64(backend.ZeroTime), int64(backend.ZeroTime), backend.EncTime(t0))
 		require.NoError(t, err)
 		require.NoError(t, old.RecordRun(ctx, src, t0))
 		require.NoError(t, old.AddLastModTrust(ctx, src, crawlstate.LastModCounts{MovedChanged: 3, StillSame: 5}, 1))
@@ -388,7 +389,7 @@ VALUES (?, ?, '"s"', '', 100, ?, ?, ?)`, src, fmt.Sprintf("https://%s.ex.com/sit
 	require.NoError(t, old.Lock(ctx, "docs", "run-1", t0, time.Hour))
 	// The due queue as the version-6 schema reads it (this build's row
 	// statements read documents.seen_at of version 9).
-	rows, err := old.r.Query(`SELECT url FROM pages WHERE source = 'docs' AND gone = 0 AND next_check <= ? ORDER BY next_check, url LIMIT 1000`, encTime(dueAt))
+	rows, err := old.r.Query(`SELECT url FROM pages WHERE source = 'docs' AND gone = 0 AND next_check <= ? ORDER BY next_check, url LIMIT 1000`, backend.EncTime(dueAt))
 	require.NoError(t, err)
 	for rows.Next() {
 		var u string

@@ -38,6 +38,7 @@ func RunSharer(t *testing.T, open Opener) {
 		{"ClaimPending", testClaimPending},
 		{"ClaimRejectsBadArgs", testClaimBadArgs},
 		{"ClaimRace", testClaimRace},
+		{"ClaimHugeLimitBoundsAllocation", testClaimHugeLimit},
 		{"RecordEndsOfferAndLease", testRecordEndsOffer},
 		{"Extend", testExtend},
 		{"ExtendRejectsBadTTL", testExtendBadTTL},

@@ -63,6 +63,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeepTombstones", testKeepTombstones},
 		{"DueOrderAndPaging", testDuePaging},
 		{"DueRejectsBadLimit", testDueBadLimit},
+		{"HugeLimitsBoundAllocation", testHugeLimits},
 		{"DueNextDueCount", testCounts},
 		{"SourcesAreIsolated", testSourcesIsolated},
 		{"ZeroTimesRoundTrip", testZeroTimes},

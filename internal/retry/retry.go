@@ -1,6 +1,6 @@
-// Package retry holds the two small pieces every HTTP client of recrawl
-// shares: reading a Retry-After header and a capped exponential backoff
-// with full jitter.
+// Package retry holds the small pieces every retry loop of recrawl shares:
+// reading a Retry-After header and a capped exponential backoff (Exp),
+// with full jitter (Backoff) or half of it (HalfJitter).
 package retry
 
 import (
@@ -40,15 +40,32 @@ func After(v string, now time.Time, limit time.Duration) (d time.Duration, ok bo
 	return d, true
 }
 
-// Backoff returns the wait before retry n (1 for the first retry): a
-// uniformly random duration in [0, min(ceiling, base·2ⁿ)] (full jitter).
-func Backoff(n int, base, ceiling time.Duration) time.Duration {
+// Exp returns base·2ⁿ capped at ceiling: the wait before retry n of a
+// capped exponential backoff, before any jitter. It is ceiling when base·2ⁿ
+// would overflow, n is negative or base is not positive, and never below 0.
+func Exp(n int, base, ceiling time.Duration) time.Duration {
 	d := ceiling
 	if n >= 0 && n < 62 && base > 0 && base<<n > 0 && base<<n < ceiling {
 		d = base << n
 	}
-	if d <= 0 {
+	return max(d, 0)
+}
+
+// Backoff returns the wait before retry n (1 for the first retry): a
+// uniformly random duration in [0, Exp(n, base, ceiling)] (full jitter).
+func Backoff(n int, base, ceiling time.Duration) time.Duration {
+	d := Exp(n, base, ceiling)
+	if d == 0 {
 		return 0
 	}
 	return rand.N(d + 1)
+}
+
+// HalfJitter returns a uniformly random duration in [d/2, d] for
+// d = Exp(n, base, ceiling) ("equal jitter"): callers spread out as with
+// Backoff but always wait at least half the exponential step.
+func HalfJitter(n int, base, ceiling time.Duration) time.Duration {
+	d := Exp(n, base, ceiling)
+	half := d / 2
+	return half + rand.N(d-half+1)
 }

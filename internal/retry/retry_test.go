@@ -55,6 +55,52 @@ func TestBackoffIsBoundedFullJitter(t *testing.T) {
 	require.Zero(t, retry.Backoff(3, 0, 0))
 }
 
+func TestExp(t *testing.T) {
+	tests := []struct {
+		name          string
+		n             int
+		base, ceiling time.Duration
+		want          time.Duration
+	}{
+		{"first step", 0, time.Second, time.Minute, time.Second},
+		{"doubles", 3, time.Second, time.Minute, 8 * time.Second},
+		{"capped", 6, time.Second, time.Minute, time.Minute},
+		{"exactly the ceiling", 2, time.Second, 4 * time.Second, 4 * time.Second},
+		{"shift past 62 is the ceiling", 80, time.Second, time.Minute, time.Minute},
+		{"overflowing shift is the ceiling", 40, time.Hour, 24 * time.Hour, 24 * time.Hour},
+		{"negative n is the ceiling", -1, time.Second, time.Minute, time.Minute},
+		{"no base is the ceiling", 2, 0, time.Minute, time.Minute},
+		{"no ceiling is zero", 2, time.Second, 0, 0},
+		{"negative ceiling is zero", 2, time.Second, -time.Second, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, retry.Exp(tc.n, tc.base, tc.ceiling))
+		})
+	}
+}
+
+func TestHalfJitterStaysInTheUpperHalf(t *testing.T) {
+	for n := 0; n < 80; n++ {
+		d := retry.Exp(n, time.Second, 30*time.Second)
+		lo, hi := d, time.Duration(0)
+		for range 200 {
+			w := retry.HalfJitter(n, time.Second, 30*time.Second)
+			require.GreaterOrEqual(t, w, d/2)
+			require.LessOrEqual(t, w, d)
+			lo, hi = min(lo, w), max(hi, w)
+		}
+		// 200 uniform draws reach both ends of the half.
+		require.Less(t, lo, d/2+d/10, "n %d", n)
+		require.Greater(t, hi, d-d/10, "n %d", n)
+	}
+	require.Zero(t, retry.HalfJitter(3, time.Second, 0))
+	// time.Hour<<40 overflows: the step is the ceiling.
+	w := retry.HalfJitter(40, time.Hour, 12*time.Hour)
+	require.GreaterOrEqual(t, w, 6*time.Hour)
+	require.LessOrEqual(t, w, 12*time.Hour)
+}
+
 func FuzzAfter(f *testing.F) {
 	for _, s := range []string{"", "7", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999"} {
 		f.Add(s)

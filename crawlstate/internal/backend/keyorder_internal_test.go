@@ -1,4 +1,4 @@
-package sqlite
+package backend
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// referenceKeyOrder is keyOrder by a stable comparison sort.
+// referenceKeyOrder is KeyOrder by a stable comparison sort.
 func referenceKeyOrder(urls []crawlstate.Discovered) []int32 {
 	idx := make([]int32, len(urls))
 	for i := range idx {
@@ -75,7 +75,7 @@ func TestKeyOrder(t *testing.T) {
 			for i, u := range tc.urls {
 				ds[i] = crawlstate.Discovered{URL: u}
 			}
-			require.Equal(t, referenceKeyOrder(ds), keyOrder(ds))
+			require.Equal(t, referenceKeyOrder(ds), KeyOrder(ds))
 		})
 	}
 }
@@ -111,7 +111,7 @@ func BenchmarkKeyOrder(b *testing.B) {
 	}
 	b.Run("radix", func(b *testing.B) {
 		for b.Loop() {
-			keyOrder(ds)
+			KeyOrder(ds)
 		}
 	})
 	b.Run("comparison", func(b *testing.B) {
