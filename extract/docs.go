@@ -177,7 +177,9 @@ func cleanContainer(c *html.Node, rule *Rule) {
 					class, seenClass = a.Val, true
 				}
 			case "hidden":
-				hiddenAttr = true
+				// hidden=until-found is content the browser's find
+				// reveals (a collapsed section).
+				hiddenAttr = hiddenAttr || !strings.EqualFold(strings.TrimSpace(a.Val), "until-found")
 			}
 		}
 		if role != "" {
