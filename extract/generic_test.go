@@ -101,17 +101,7 @@ func TestGenericPages(t *testing.T) {
 			first, _, _ := strings.Cut(md, "\n")
 			require.True(t, strings.HasPrefix(first, "# "), "first line %q", first)
 
-			c := quality.DocCase{Title: tc.title, CodeBlocks: tc.code}
-			for _, h := range tc.headings {
-				c.Headings = append(c.Headings, [2]any{float64(h[0].(int)), h[1]})
-			}
-			for _, tb := range tc.tables {
-				cells := make([]any, len(tb))
-				for i, s := range tb {
-					cells[i] = s
-				}
-				c.Tables = append(c.Tables, [2]any{cells, 0.0})
-			}
+			c := quality.CaseOf(tc.title, tc.headings, tc.code, tc.tables, nil)
 			s := quality.ScoreDoc(c, doc.Title, md)
 			require.Equal(t, 1.0, s.H1, md)
 			require.Equal(t, 1.0, s.HeadingRecall, md)
