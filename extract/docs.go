@@ -128,8 +128,9 @@ func escapeHeading(s string) string {
 
 // cleanContainer removes from c what a reader of the page does not see as
 // its content: the rule's chrome selectors, scripts, styles, media, form
-// controls and forms, <nav>, hidden elements, tab lists, screen-reader-only
-// text, comments and word-less in-page permalinks.
+// controls and forms, <nav>, hidden elements (but hidden=until-found),
+// popovers, tooltips (role=tooltip, tooltipBubble), tab lists,
+// screen-reader-only text, comments and word-less in-page permalinks.
 func cleanContainer(c *html.Node, rule *Rule) {
 	chrome := removeIndex(rule)
 	var list []*html.Node
@@ -158,7 +159,7 @@ func cleanContainer(c *html.Node, rule *Rule) {
 		}
 		// The first of each attribute counts, as attr reads it.
 		var role, style, class string
-		var seenRole, seenStyle, seenClass, hiddenAttr bool
+		var seenRole, seenStyle, seenClass, hiddenAttr, popover bool
 		for _, a := range n.Attr {
 			if a.Namespace != "" {
 				continue
@@ -180,6 +181,8 @@ func cleanContainer(c *html.Node, rule *Rule) {
 				// hidden=until-found is content the browser's find
 				// reveals (a collapsed section).
 				hiddenAttr = hiddenAttr || !strings.EqualFold(strings.TrimSpace(a.Val), "until-found")
+			case "popover":
+				popover = true
 			}
 		}
 		if role != "" {
@@ -188,11 +191,14 @@ func cleanContainer(c *html.Node, rule *Rule) {
 		// Hidden by attribute or inline style. aria-hidden is not enough
 		// inside content: highlighters and heading widgets mark visible
 		// text with it.
-		if role == "navigation" || role == "tablist" || role == "search" || hiddenAttr || styleHides(style) || isPermalink(n) {
+		if role == "navigation" || role == "tablist" || role == "search" || role == "tooltip" || hiddenAttr || popover || styleHides(style) || isPermalink(n) {
 			list = append(list, n)
 			return false
 		}
-		if class != "" && hasUtilityHidden(class) {
+		// Tooltip bubbles are found before their terms lose them: the
+		// generic path (no rule) has removed them from the whole page
+		// already, and a term whose bubble is gone reads as a bubble.
+		if class != "" && (hasUtilityHidden(class) || rule != nil && tooltipBubble(n, class)) {
 			list = append(list, n)
 			return false
 		}

@@ -214,6 +214,14 @@ func invisible(n *html.Node) bool {
 	if hasUtilityHidden(class) {
 		return true
 	}
+	return tooltipBubble(n, class)
+}
+
+// tooltipBubble reports whether n, of class attribute class, is the
+// bubble of a tooltip or popover by its class (tooltipWords): hidden from
+// screen readers too, or the innermost element so named (the term it
+// explains wraps it) unless the name marks the trigger (triggerWords).
+func tooltipBubble(n *html.Node, class string) bool {
 	if !tooltipClass(class) {
 		return false
 	}

@@ -343,3 +343,16 @@ func TestRulePagesWithoutRules(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleContainerDropsTooltips: inside a rule's container too, what
+// shows only on hover or on demand (tooltips, popovers, a hover popup in
+// highlighted code) is no content; the terms they explain stay.
+func TestRuleContainerDropsTooltips(t *testing.T) {
+	body := []byte(`<html><head><meta name="generator" content="vitepress"><title>Channels | Reef</title></head><body><main><div class="vp-doc"><h1>Channels</h1>
+<p>The <span class="tooltip">phantom type<span class="tooltiptext">Holds no value.</span></span> is erased; a <abbr>ch</abbr><span role="tooltip">A channel.</span> carries it.</p>
+<div popover id="g">Glossary entry.</div>
+<pre><code><span class="twoslash-hover"><span class="twoslash-popup-container">const c: Channel</span>c</span> = open()</code></pre></div></main></body></html>`)
+	doc, err := FromHTML(body, "https://reef.example/channels")
+	require.NoError(t, err)
+	require.Equal(t, "# Channels\n\nThe phantom type is erased; a ch carries it.\n\n```\nc = open()\n```", doc.Markdown)
+}
