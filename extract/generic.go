@@ -262,26 +262,68 @@ func triggerClass(class string) bool {
 // tooltipClass reports whether a class attribute has a word of
 // tooltipWords.
 func tooltipClass(class string) bool {
-	if !strings.Contains(class, "too") && !strings.Contains(class, "pop") &&
-		!strings.Contains(class, "hover") && !strings.Contains(class, "tipp") &&
-		!strings.Contains(class, "Too") && !strings.Contains(class, "Pop") {
+	// Most class attributes hold none of the words' stems: they are
+	// not tokenized.
+	if !containsFold(class, "tool") && !containsFold(class, "pop") &&
+		!containsFold(class, "hover") && !containsFold(class, "tipp") {
 		return false
 	}
 	found := false
 	eachClass(class, func(t string) {
-		for _, w := range classWords(t) {
-			found = found || tooltipWords[w]
+		words := classWords(t)
+		for i, w := range words {
+			// A word, or two run together ("HoverCard", "tooltipText").
+			found = found || tooltipWords[w] || i > 0 && tooltipWords[words[i-1]+w]
 		}
 	})
 	return found
 }
 
-// classWords splits a class name into its lower-case words at '-', '_'
-// and ':'.
+// containsFold reports whether s holds sub, ASCII letters compared
+// without case (sub is lower-case); it allocates nothing.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// classWords splits a class name into its lower-case words at '-', '_',
+// ':' and '/', and where a lower-case letter or digit meets an upper-case
+// one ("codeLine", "CodeBlock_line__x1": code, line; code, block, line, x1).
 func classWords(class string) []string {
-	return strings.FieldsFunc(strings.ToLower(class), func(r rune) bool {
-		return r == '-' || r == '_' || r == ':'
-	})
+	var words []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, strings.ToLower(class[start:end]))
+		}
+	}
+	for i := 0; i < len(class); i++ {
+		c := class[i]
+		switch {
+		case c == '-' || c == '_' || c == ':' || c == '/':
+			flush(i)
+			start = i + 1
+		case 'A' <= c && c <= 'Z' && i > start && ('a' <= class[i-1] && class[i-1] <= 'z' || '0' <= class[i-1] && class[i-1] <= '9'):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(class))
+	return words
 }
 
 // weight is what an element holds: characters of text (white space left

@@ -226,3 +226,30 @@ func TestHeadingLevel(t *testing.T) {
 		require.Equal(t, i, headingLevel(&html.Node{Type: html.ElementNode, DataAtom: a, Data: a.String()}))
 	}
 }
+
+func TestClassWords(t *testing.T) {
+	for class, want := range map[string][]string{
+		"codeLine":                 {"code", "line"},
+		"CodeBlock_lines__x1Y2z":   {"code", "block", "lines", "x1", "y2z"},
+		"font-mono":                {"font", "mono"},
+		"md:hidden":                {"md", "hidden"},
+		"twoslash-popup-container": {"twoslash", "popup", "container"},
+		"HTML":                     {"html"},
+		"":                         nil,
+		"--":                       nil,
+	} {
+		require.Equal(t, want, classWords(class), class)
+	}
+}
+
+func TestTooltipClass(t *testing.T) {
+	for class, want := range map[string]bool{
+		"tooltip": true, "TooltipText": true, "HoverCard_body": true, "twoslash-popup-container": true,
+		"tippy-box": true, "popover": true, "md-typeset": false, "toolbar": false, "hover": false,
+		"popular-posts": false, "": false,
+	} {
+		require.Equal(t, want, tooltipClass(class), class)
+	}
+	require.True(t, containsFold("aXbPoPc", "pop"))
+	require.False(t, containsFold("po", "pop"))
+}
