@@ -142,11 +142,11 @@ func docsPage(n int) []byte {
 // of the page: a 2.3 MiB page of 7,000 sections (91,000 elements, near
 // DefaultMaxElements) peaks at no more than 25 times its body (the tree,
 // as on every path, and a weight per element).
-// -short and race builds run 1,000 sections.
+// -short and race builds run 3,000 sections.
 func TestGenericPathMemory(t *testing.T) {
 	n := 7_000
 	if testing.Short() || raceEnabled {
-		n = 1_000
+		n = 3_000
 	}
 	body := docsPage(n)
 	var doc extract.Document
