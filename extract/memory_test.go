@@ -140,7 +140,7 @@ func docsPage(n int) []byte {
 
 // The generic path (structure, not a rule) keeps memory a small multiple
 // of the page: a 2.3 MiB page of 7,000 sections (91,000 elements, near
-// DefaultMaxElements) peaks at no more than 25 times its body (the tree,
+// DefaultMaxElements) peaks at no more than 32 times its body (the tree,
 // as on every path, and a weight per element).
 // -short and race builds run 3,000 sections.
 func TestGenericPathMemory(t *testing.T) {
@@ -159,5 +159,5 @@ func TestGenericPathMemory(t *testing.T) {
 	require.Contains(t, doc.Markdown, fmt.Sprintf("```\nx%d := call(%d)\n\ncheck(x%d)\n```", n-1, n-1, n-1))
 	require.NotContains(t, doc.Markdown, "in tokens")
 	require.NotContains(t, doc.Markdown, "Item 1")
-	require.LessOrEqual(t, ratio, 25.0, "peak heap %.1fx the body", ratio)
+	require.LessOrEqual(t, ratio, 32.0, "peak heap %.1fx the body", ratio)
 }
