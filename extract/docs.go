@@ -133,29 +133,15 @@ func escapeHeading(s string) string {
 // screen-reader-only text, comments and word-less in-page permalinks.
 func cleanContainer(c *html.Node, rule *Rule) {
 	chrome := removeIndex(rule)
-	var list []*html.Node
 	// Each test below removes the element with its subtree, so their order
 	// does not matter: the cheap ones come first.
-	walk(c, func(n *html.Node) bool {
-		if n == c {
-			return true
-		}
-		switch n.Type {
-		case html.CommentNode:
-			list = append(list, n)
-			return false
-		case html.ElementNode:
-		default:
-			return true
-		}
+	prune(c, func(n *html.Node) bool {
 		if removedTag(n.DataAtom) || n.Namespace != "" {
-			list = append(list, n)
-			return false
+			return true
 		}
 		switch n.DataAtom {
 		case atom.Nav, atom.Form, atom.Menu:
-			list = append(list, n)
-			return false
+			return true
 		}
 		// The first of each attribute counts, as attr reads it.
 		var role, style, class string
@@ -192,27 +178,40 @@ func cleanContainer(c *html.Node, rule *Rule) {
 		// inside content: highlighters and heading widgets mark visible
 		// text with it.
 		if role == "navigation" || role == "tablist" || role == "search" || role == "tooltip" || hiddenAttr || popover || styleHides(style) || isPermalink(n) {
-			list = append(list, n)
-			return false
+			return true
 		}
 		// Tooltip bubbles are found before their terms lose them: the
 		// generic path (no rule) has removed them from the whole page
 		// already, and a term whose bubble is gone reads as a bubble.
 		if class != "" && (hasUtilityHidden(class) || rule != nil && tooltipBubble(n, class)) {
-			list = append(list, n)
-			return false
+			return true
 		}
-		if chrome != nil && chrome.matches(n) && !holdsHeadingText(n) {
+		return chrome != nil && chrome.matches(n) && !holdsHeadingText(n)
+	})
+}
+
+// prune removes from under root (not root itself) its comments and the
+// elements drop reports, with their subtrees; drop is not asked about the
+// elements inside one it reported.
+func prune(root *html.Node, drop func(n *html.Node) bool) {
+	var list []*html.Node
+	walk(root, func(n *html.Node) bool {
+		if n == root {
+			return true
+		}
+		switch n.Type {
+		case html.CommentNode:
 			list = append(list, n)
 			return false
+		case html.ElementNode:
+			if drop(n) {
+				list = append(list, n)
+				return false
+			}
 		}
 		return true
 	})
-	for _, n := range list {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
+	removeAll(list)
 }
 
 // builtinRemoves indexes the Remove selectors of each built-in rule.

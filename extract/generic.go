@@ -82,39 +82,13 @@ func genericMarkdown(doc *html.Node, scan *pageScan, base *url.URL, known map[st
 // footer or a landmark (some sites wrap their whole page in one).
 func removeChrome(body, keep *html.Node) {
 	stats := measure(body)
-	bodyText := stats[body].text
-	holdsMost := func(n *html.Node) bool {
-		t := stats[n].text
-		return t > 200 && 2*t > bodyText
-	}
-	var doomed []*html.Node
-	walk(body, func(n *html.Node) bool {
-		if n == body {
-			return true
-		}
-		switch n.Type {
-		case html.CommentNode:
-			doomed = append(doomed, n)
-			return false
-		case html.ElementNode:
-		default:
-			return true
-		}
+	holdsMost := mostTextHolder(body, stats)
+	prune(body, func(n *html.Node) bool {
 		if removedTag(n.DataAtom) || n.Namespace != "" || invisible(n) || isPermalink(n) || controlLabel(n) {
-			doomed = append(doomed, n)
-			return false
+			return true
 		}
-		if isChrome(n, stats) && !holdsMost(n) && (keep == nil || !contains(n, keep)) {
-			doomed = append(doomed, n)
-			return false
-		}
-		return true
+		return isChrome(n, stats) && !holdsMost(n) && (keep == nil || !contains(n, keep))
 	})
-	for _, n := range doomed {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
 }
 
 // controlLabel reports whether n is the <label> of a form control (it
@@ -575,18 +549,7 @@ func links(n *html.Node) int {
 
 // holdsHeading reports whether n is or holds a heading with words.
 func holdsHeading(n *html.Node) bool {
-	found := false
-	walk(n, func(c *html.Node) bool {
-		if found {
-			return false
-		}
-		if c.Type == html.ElementNode && headingLevel(c) > 0 && holdsWords(c) {
-			found = true
-			return false
-		}
-		return true
-	})
-	return found
+	return findWhere(n, func(c *html.Node) bool { return headingLevel(c) > 0 && holdsWords(c) }) != nil
 }
 
 // headingLevel is 1 to 6 for <h1> to <h6>, else 0.
@@ -722,17 +685,18 @@ func (s *pageScan) titleText() string {
 	return collapseSpace(textContent(s.title))
 }
 
+// titleSplitter marks every separator of titleSeparators with a NUL.
+var titleSplitter = func() *strings.Replacer {
+	var pairs []string
+	for _, sep := range titleSeparators {
+		pairs = append(pairs, sep, "\x00")
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
 // titleParts splits a title at every separator of titleSeparators.
 func titleParts(t string) []string {
-	parts := []string{t}
-	for _, sep := range titleSeparators {
-		var next []string
-		for _, p := range parts {
-			next = append(next, strings.Split(p, sep)...)
-		}
-		parts = next
-	}
-	return parts
+	return strings.Split(titleSplitter.Replace(t), "\x00")
 }
 
 // foldTitle lower-cases s and keeps only its letters and digits, one space
