@@ -83,29 +83,9 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[s
 // no other heading comes before it (Javadoc's "Package x" line, version
 // badges), so that the title is the Markdown's first line.
 func leadWithH1(c *html.Node) {
-	var h1 *html.Node
-	headingFirst := false
-	walk(c, func(n *html.Node) bool {
-		if h1 != nil || headingFirst {
-			return false
-		}
-		if n.Type == html.ElementNode {
-			switch n.DataAtom {
-			case atom.H1:
-				h1 = n
-				return false
-			case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-				headingFirst = true
-				return false
-			}
-		}
-		return true
-	})
-	if h1 == nil || headingFirst || c.FirstChild == h1 {
-		return
+	if h1 := find(c, atom.H1); h1 != nil {
+		leadWith(c, h1)
 	}
-	h1.Parent.RemoveChild(h1)
-	c.InsertBefore(h1, c.FirstChild)
 }
 
 func contains(root, n *html.Node) bool {

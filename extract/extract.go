@@ -180,7 +180,7 @@ func fromHTMLOmitting(body []byte, pageURL string, opts Options, conv convertFun
 			return out, ErrScriptRendered
 		}
 		if documentLike(doc) {
-			md, _, err = genericMarkdown(doc, scan, base, scan.resolved, conv)
+			md, err = genericMarkdown(doc, scan, base, scan.resolved, conv)
 		} else {
 			var title string
 			if body := find(doc, atom.Body); body != nil {

@@ -11,24 +11,26 @@ import (
 
 // The generic path extracts a page no Rule recognises by its structure
 // alone, nothing by the names of classes and ids but the conventions that
-// mark content as hidden, as a tooltip or as code:
+// mark content as hidden, as a tooltip or as code (the package
+// documentation, step 7, says what a user sees):
 //
-//  1. Chrome and invisible content are removed from the body: scripts,
-//     media and form controls, <nav>, <footer>, the page's <header> and
-//     <aside> (outside <main> or <article>), navigation and banner
-//     landmarks, tab lists, consent banners, word-less permalinks, and
-//     what no reader sees without acting: hidden elements, popovers,
-//     tooltips (invisible).
-//  2. Code written a line an element (a <div> per line, not a <pre>)
+//  1. The title heading that names the page is found first
+//     (titleHeading), so that the header holding it stays.
+//  2. Chrome and invisible content are removed from the body
+//     (removeChrome): scripts, media and form controls with their labels,
+//     <nav>, <footer>, the page's <header> and <aside> (outside <main>,
+//     <article> and <section>), navigation and banner landmarks, tab
+//     lists, consent banners, word-less permalinks, and what no reader sees
+//     without acting: hidden elements, popovers, tooltips (invisible).
+//  3. Code written without <pre> (a <div> a line, lines divided by <br>)
 //     becomes a <pre> with every line (lineCode).
-//  3. The title heading is found: the <h1> or the heading that matches
-//     the <title> or og:title, wherever it sits (titleHeading).
-//  4. The container is the element that holds the page's text: from the
-//     body, the walk goes down into the child that holds nearly all of
-//     its text, not past the title heading; at the element where the text
-//     divides, its children that hold text are the content, kept in order,
-//     and the link lists beside them are dropped (structuralContainer).
-//  5. The title heading leads the container, which is converted as a
+//  4. Without a heading that names the page, the title is the first <h1>
+//     left, else the element that shows the title as text (titleElement).
+//  5. The container is the element where the page's text divides
+//     (structuralContainer), its children pruned of what is beside the
+//     content (pruneBlocks), and code blocks of the labels that name their
+//     language (dropCodeLabels).
+//  6. The title heading leads the container, which is converted as a
 //     rule's container is.
 
 // dominantShare is the share of an element's text one child must hold for
@@ -44,11 +46,11 @@ const linkListShare = 0.75
 const pageActions = 3
 
 // genericMarkdown converts the page doc by its structure (the steps
-// above); ok is false when the page has no body. doc is modified.
-func genericMarkdown(doc *html.Node, scan *pageScan, base *url.URL, known map[string]string, conv convertFunc) (md string, ok bool, err error) {
+// above); a page without a body has no Markdown. doc is modified.
+func genericMarkdown(doc *html.Node, scan *pageScan, base *url.URL, known map[string]string, conv convertFunc) (string, error) {
 	body := find(doc, atom.Body)
 	if body == nil {
-		return "", false, nil
+		return "", nil
 	}
 	// A title heading that names the page keeps the header around it
 	// (a theme's page header: eyebrow, title, description); one found
@@ -72,8 +74,7 @@ func genericMarkdown(doc *html.Node, scan *pageScan, base *url.URL, known map[st
 		fallbackTitle = ""
 		leadWith(c, title)
 	}
-	md, err = containerMarkdown(doc, selection{container: c}, base, known, fallbackTitle, conv)
-	return md, true, err
+	return containerMarkdown(doc, selection{container: c}, base, known, fallbackTitle, conv)
 }
 
 // removeChrome deletes from body what is not the page's content (step 1
@@ -152,9 +153,9 @@ func isSectioning(n *html.Node) bool {
 	return isContentRoot(n) || isElement(n, atom.Section)
 }
 
-// tooltipWords are the words (of class names split at '-' and '_') that
-// name the bubble of a tooltip or a popover: text shown on hover, in the
-// page's markup all along.
+// tooltipWords are the class words (classWords) that name the bubble of a
+// tooltip or a popover: text shown on hover, in the page's markup all
+// along.
 var tooltipWords = map[string]bool{
 	"tooltip": true, "tooltiptext": true, "popover": true, "popup": true,
 	"hovercard": true, "tippy": true,
@@ -164,10 +165,7 @@ var tooltipWords = map[string]bool{
 // acting on the page: hidden (the hidden attribute, except
 // hidden=until-found, which the browser's find reveals; display:none or
 // visibility:hidden), a popover (the popover attribute), a tooltip
-// (role=tooltip), text for screen readers only, or the bubble of a
-// tooltip or popover by its class (tooltipWords): hidden from screen
-// readers too, or the innermost element so named (the term it explains
-// wraps it) unless the name marks the trigger (triggerWords).
+// (role=tooltip, tooltipBubble) or text for screen readers only.
 func invisible(n *html.Node) bool {
 	if v, ok := attrOK(n, "hidden"); ok && !strings.EqualFold(strings.TrimSpace(v), "until-found") {
 		return true
@@ -345,9 +343,10 @@ func weigh(root *html.Node) map[*html.Node]weight {
 	return out
 }
 
-// structuralContainer is step 4 of the generic path: the element of body
-// that holds its text, with the link lists beside its content removed.
-// The walk does not go past title (nil for none).
+// structuralContainer is step 5 of the generic path: the element of body
+// where its text (outside links) divides, found going down from body into
+// the child that holds dominantShare of it, not past title (nil for none);
+// pruned by pruneBlocks.
 func structuralContainer(body, title *html.Node) *html.Node {
 	w := weigh(body)
 	cur := body
@@ -371,17 +370,21 @@ func structuralContainer(body, title *html.Node) *html.Node {
 }
 
 // pruneBlocks removes from the container cur, where its text divides, the
-// children that are not its content: before the title's (title nil for
-// none), the short ones (a site name, a toolbar); between the title's and
-// the first holding a fifth of the text, the short link lists of a few links (page actions:
-// "Edit this page"); after the main one, the
-// one holding half its text or more, the short wrappers without a heading
-// (a footer; with a heading too when the main one holds the title: a
-// sidebar); and outside the span from the first child that holds content
-// to the last, the link lists (isLinkList: a sidebar, a table of contents,
-// prev/next links). Between the title and cur, link lists before the
-// title (breadcrumbs) go too. Down the main child, only its short trailing
-// wrappers go (pruneTrailing).
+// children that are not its content:
+//   - before the title's (title nil for none), the short ones: a site
+//     name, breadcrumbs, a toolbar;
+//   - between the title's and the first holding a fifth of the text, the
+//     short link lists of a few links: page actions ("Edit this page");
+//   - after the main one (holding half the text or more), the short
+//     wrappers without a heading (a footer), and with one too when the main
+//     one holds the title (a sidebar);
+//   - outside the span from the first child that holds content to the
+//     last, the wrappers that are link lists (isLinkList: a sidebar, a
+//     table of contents, prev/next links).
+//
+// Between cur and the title, link lists of two links or more before the
+// title (breadcrumbs) go too; down the main child, only short trailing
+// wrappers (pruneTrailing).
 func pruneBlocks(cur, title *html.Node, w map[*html.Node]weight) {
 	kids := elementChildren(cur)
 	total := float64(w[cur].plain)
