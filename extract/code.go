@@ -299,10 +299,15 @@ func codeText(pre *html.Node) string {
 		if block {
 			newline()
 		}
+		before := b.Len()
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c)
 		}
 		if block {
+			if b.Len() == before && before > 0 && (n.DataAtom == atom.Div || n.DataAtom == atom.P || n.DataAtom == atom.Li) {
+				// An empty line element is a blank line of the code.
+				b.WriteByte('\n')
+			}
 			newline()
 		}
 	}
