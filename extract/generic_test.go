@@ -159,27 +159,35 @@ var genericTargets = quality.DocMetrics{
 // "off" with BuiltinRules switched off entirely, "own-rule-left-out" with
 // each page's own rule (the one that chooses its container) left out in
 // turn, so that the next rule naming its generator, or the generic path,
-// extracts it.
+// extracts it. Race builds run "off" only.
 func TestDocsitesWithoutRules(t *testing.T) {
 	cases := loadDocsites(t)
-	own := make(map[*quality.DocCase]string, len(cases))
-	for i := range cases {
-		c := &cases[i]
-		own[c] = extract.RuleOf(c.HTML)
-		require.NotEmpty(t, own[c], "%s %s: no rule chooses the container", c.Site, c.File)
-	}
 	for _, mode := range []struct {
 		name string
-		omit func(c *quality.DocCase) func(string) bool
+		omit func(cases []quality.DocCase) func(c *quality.DocCase) func(string) bool
 	}{
-		{"off", func(*quality.DocCase) func(string) bool { return func(string) bool { return true } }},
-		{"own-rule-left-out", func(c *quality.DocCase) func(string) bool {
-			return func(name string) bool { return name == own[c] }
+		{"off", func([]quality.DocCase) func(*quality.DocCase) func(string) bool {
+			return func(*quality.DocCase) func(string) bool { return func(string) bool { return true } }
+		}},
+		{"own-rule-left-out", func(cases []quality.DocCase) func(*quality.DocCase) func(string) bool {
+			own := make(map[*quality.DocCase]string, len(cases))
+			for i := range cases {
+				c := &cases[i]
+				own[c] = extract.RuleOf(c.HTML)
+				require.NotEmpty(t, own[c], "%s %s: no rule chooses the container", c.Site, c.File)
+			}
+			return func(c *quality.DocCase) func(string) bool {
+				return func(name string) bool { return name == own[c] }
+			}
 		}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			if raceEnabled && mode.name != "off" {
+				t.Skip("the figures do not depend on the race detector, which slows this tenfold; \"off\" runs the generic path under it")
+			}
+			omit := mode.omit(cases)
 			scores := scoreDocsitesWith(t, cases, func(c *quality.DocCase) (extract.Document, error) {
-				return extract.FromHTMLWithout(c.HTML, c.URL, mode.omit(c))
+				return extract.FromHTMLWithout(c.HTML, c.URL, omit(c))
 			})
 			long, short, longScores, shortScores := splitShort(cases, scores)
 			lm, sm := quality.SummarizeDocs(long, longScores), quality.SummarizeDocs(short, shortScores)
