@@ -611,7 +611,9 @@ func eachPageLink(body []byte, pageURL string, f func(base, ref string) error) e
 // prefetchedPage turns Entry's detection answer for a page (a 200 or a
 // 304) into the start page's result, as a crawl request would have
 // produced it. It reads the body and closes the document, releasing the
-// transport's slot for the host.
+// transport's slot for the host. Detection has found an HTML page: its
+// body is read under the page cap, Env.MaxPageBytes (WEB_MAX_BYTES), as
+// every crawled page is, not under the discovery-document cap.
 func prefetchedPage(doc *entryDoc, env Env) *pageResult {
 	defer doc.close()
 	resp := doc.resp
@@ -623,7 +625,7 @@ func prefetchedPage(doc *entryDoc, env Env) *pageResult {
 		res.notHTML = true
 		return res
 	}
-	body, err := readLimited(doc.body(), env.maxBytes())
+	body, err := readCapped(doc.body(), env.maxPageBytes(), pageCapHint)
 	if err != nil {
 		res.err = fmt.Errorf("discover: %s: %w", doc.url, err)
 		res.local = errors.Is(err, ErrTooLarge)
@@ -632,7 +634,7 @@ func prefetchedPage(doc *entryDoc, env Env) *pageResult {
 	if recoded(res.contentType, len(body)) {
 		if _, params, err := mime.ParseMediaType(res.contentType); err == nil {
 			if r, err := charset.NewReaderLabel(params["charset"], bytes.NewReader(body)); err == nil {
-				if utf, err := io.ReadAll(io.LimitReader(r, 4*env.maxBytes())); err == nil {
+				if utf, err := io.ReadAll(io.LimitReader(r, 4*env.maxPageBytes())); err == nil {
 					body = utf
 					res.contentType = withUTF8(res.contentType)
 					res.header.Set("Content-Type", res.contentType)

@@ -57,8 +57,9 @@ type Env struct {
 	// detected; 0 means DefaultMaxBytes. The engine sets it from
 	// WEB_MAX_DOCUMENT_BYTES.
 	MaxBytes int64
-	// MaxPageBytes bounds one crawled page's body; 0 means
-	// DefaultMaxPageBytes. The engine sets it from WEB_MAX_BYTES.
+	// MaxPageBytes bounds one crawled page's body, the start page of an
+	// Entry detected as HTML included; 0 means DefaultMaxPageBytes. The
+	// engine sets it from WEB_MAX_BYTES.
 	MaxPageBytes int64
 	// MaxChildren bounds the child sitemaps followed from one sitemap
 	// index, MaxSitemaps those queued in one discovery over all indexes

@@ -104,12 +104,18 @@ func discardBody(resp *http.Response) {
 
 // readLimited reads r to its end, failing with ErrTooLarge past max bytes.
 func readLimited(r io.Reader, max int64) ([]byte, error) {
+	return readCapped(r, max, documentCapHint)
+}
+
+// readCapped is readLimited for a body under the cap hint names (a
+// discovery document's or a page's).
+func readCapped(r io.Reader, max int64, hint string) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%w: more than %d bytes (%s)", ErrTooLarge, max, documentCapHint)
+		return nil, fmt.Errorf("%w: more than %d bytes (%s)", ErrTooLarge, max, hint)
 	}
 	return b, nil
 }

@@ -68,3 +68,32 @@ func TestCrawlQueueBound(t *testing.T) {
 		require.Equal(t, 201, yielded, "MaxDocuments %d: the start page and its 200 links", max)
 	}
 }
+
+// The start page of an Entry obeys the page cap once it is known to be
+// HTML (issue 30, deliverable 4: with WEB_MAX_BYTES=1000000 a 1 GB start
+// page was read to the 50 MiB discovery-document cap, peak heap 116 MiB).
+// The crawl hands it on as a page too large, with the page cap named.
+func TestPeakHeapEntryStartPageObeysPageCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves a 1 GiB start page")
+	}
+	site := testsite.New(testsite.Options{Pages: 1})
+	t.Cleanup(site.Close)
+	site.Huge("/docs/huge.html", 1<<30)
+	h := newHandlerDouble()
+	env := discover.Env{Client: site.Client(), Pages: h, MaxBytes: discover.DefaultMaxBytes, MaxPageBytes: 1_000_000}
+	var err error
+	peak := peakheap.Measure(func() {
+		err = discover.Entry{URL: site.PageURL("/docs/huge.html")}.Discover(context.Background(), env, func(discover.Link) error { return nil })
+	})
+	t.Logf("1 GiB start page, page cap 1,000,000 bytes: peak heap %.1f MiB", float64(peak)/(1<<20))
+	require.NoError(t, err, "a page too large is no failure of the crawl")
+	require.Len(t, h.handled, 1)
+	start := h.handled[0]
+	require.True(t, start.Prefetched, "the detection answer is the start page's")
+	require.ErrorIs(t, start.Err, discover.ErrTooLarge)
+	require.Contains(t, start.Err.Error(), "more than 1000000 bytes")
+	require.Contains(t, start.Err.Error(), "WEB_MAX_BYTES", "the message names the cap that applies")
+	require.NotContains(t, start.Err.Error(), "WEB_MAX_DOCUMENT_BYTES")
+	require.Less(t, peak, uint64(16<<20), "the body is read to the page cap, not to the document cap")
+}

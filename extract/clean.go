@@ -56,39 +56,21 @@ func removeBoilerplate(doc *html.Node) {
 		return
 	}
 	stats := measure(body)
+	holdsMost := mostTextHolder(body, stats)
+	prune(body, func(n *html.Node) bool {
+		return removedTag(n.DataAtom) || n.Namespace != "" || isFurniture(n, stats) && !holdsMost(n) || isPermalink(n)
+	})
+}
+
+// mostTextHolder reports of an element of body whether it holds most of
+// body's text (and some 200 characters at least): such an element is
+// never removed as furniture, for some sites wrap their whole page in a
+// <form> or a mislabelled container.
+func mostTextHolder(body *html.Node, stats map[*html.Node]nodeStat) func(*html.Node) bool {
 	bodyText := stats[body].text
-	holdsMost := func(n *html.Node) bool {
+	return func(n *html.Node) bool {
 		t := stats[n].text
 		return t > 200 && 2*t > bodyText
-	}
-	var doomed, comments []*html.Node
-	walk(body, func(n *html.Node) bool {
-		if n.Type == html.CommentNode {
-			comments = append(comments, n)
-			return false
-		}
-		if n.Type != html.ElementNode || n == body {
-			return true
-		}
-		if removedTag(n.DataAtom) || n.Namespace != "" {
-			doomed = append(doomed, n)
-			return false
-		}
-		if isFurniture(n, stats) && !holdsMost(n) {
-			doomed = append(doomed, n)
-			return false
-		}
-		if isPermalink(n) {
-			doomed = append(doomed, n)
-			return false
-		}
-		return true
-	})
-	for _, n := range comments {
-		n.Parent.RemoveChild(n)
-	}
-	for _, n := range doomed {
-		n.Parent.RemoveChild(n)
 	}
 }
 

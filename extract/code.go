@@ -106,7 +106,7 @@ var (
 // the <pre> or <code> element itself, where a bare class word after
 // "sourceCode" (Pandoc) or "brush:" (SyntaxHighlighter) names it too.
 func langOf(n *html.Node, own bool) string {
-	for _, key := range []string{"data-lang", "data-language"} {
+	for _, key := range []string{"data-lang", "data-language", "language"} {
 		if v := strings.ToLower(strings.TrimSpace(attr(n, key))); v != "" {
 			return cleanLang(v)
 		}
@@ -299,13 +299,83 @@ func codeText(pre *html.Node) string {
 		if block {
 			newline()
 		}
+		before := b.Len()
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c)
 		}
 		if block {
+			if b.Len() == before && before > 0 && (n.DataAtom == atom.Div || n.DataAtom == atom.P || n.DataAtom == atom.Li) {
+				// An empty line element is a blank line of the code.
+				b.WriteByte('\n')
+			}
 			newline()
 		}
 	}
 	visit(pre)
-	return strings.TrimRight(b.String(), "\n")
+	out := strings.TrimRight(b.String(), "\n")
+	if strings.IndexByte(out, '\n') < 0 {
+		// One line, or lines written an element each with nothing
+		// between them (a <span> a line that the page's style shows as
+		// a block).
+		if lines := elementLines(pre); lines != nil {
+			return strings.Join(lines, "\n")
+		}
+	}
+	return out
+}
+
+// elementLines reads a code block whose text holds no line break as lines
+// written an element each: the children of the <pre>, or of its only
+// <code>, are two or more elements of one kind, each with a class word
+// "line" (lineElement), and no text but white space. It is nil for any
+// other block.
+func elementLines(pre *html.Node) []string {
+	box := pre
+	if only := onlyChild(pre); only != nil && isElement(only, atom.Code) {
+		box = only
+	}
+	var lines []string
+	kind := ""
+	for c := box.FirstChild; c != nil; c = c.NextSibling {
+		switch c.Type {
+		case html.TextNode:
+			if strings.TrimSpace(c.Data) != "" {
+				return nil
+			}
+			continue
+		case html.ElementNode:
+		default:
+			continue
+		}
+		if c.DataAtom == atom.Button || isGutter(c) {
+			continue
+		}
+		if kind == "" {
+			kind = c.Data
+		}
+		if c.Data != kind || !lineElement(c) {
+			return nil
+		}
+		lines = append(lines, codeText(c))
+	}
+	if len(lines) < 2 {
+		return nil
+	}
+	return lines
+}
+
+// onlyChild is n's one element child when n has no other child but white
+// space and comments; nil otherwise.
+func onlyChild(n *html.Node) *html.Node {
+	var only *html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "", c.Type == html.CommentNode:
+		case c.Type == html.ElementNode && only == nil:
+			only = c
+		default:
+			return nil
+		}
+	}
+	return only
 }

@@ -83,29 +83,9 @@ func containerMarkdown(doc *html.Node, sel selection, base *url.URL, known map[s
 // no other heading comes before it (Javadoc's "Package x" line, version
 // badges), so that the title is the Markdown's first line.
 func leadWithH1(c *html.Node) {
-	var h1 *html.Node
-	headingFirst := false
-	walk(c, func(n *html.Node) bool {
-		if h1 != nil || headingFirst {
-			return false
-		}
-		if n.Type == html.ElementNode {
-			switch n.DataAtom {
-			case atom.H1:
-				h1 = n
-				return false
-			case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-				headingFirst = true
-				return false
-			}
-		}
-		return true
-	})
-	if h1 == nil || headingFirst || c.FirstChild == h1 {
-		return
+	if h1 := find(c, atom.H1); h1 != nil {
+		leadWith(c, h1)
 	}
-	h1.Parent.RemoveChild(h1)
-	c.InsertBefore(h1, c.FirstChild)
 }
 
 func contains(root, n *html.Node) bool {
@@ -128,37 +108,24 @@ func escapeHeading(s string) string {
 
 // cleanContainer removes from c what a reader of the page does not see as
 // its content: the rule's chrome selectors, scripts, styles, media, form
-// controls and forms, <nav>, hidden elements, tab lists, screen-reader-only
-// text, comments and word-less in-page permalinks.
+// controls and forms, <nav>, hidden elements (but hidden=until-found),
+// popovers, tooltips (role=tooltip, tooltipBubble), tab lists,
+// screen-reader-only text, comments and word-less in-page permalinks.
 func cleanContainer(c *html.Node, rule *Rule) {
 	chrome := removeIndex(rule)
-	var list []*html.Node
 	// Each test below removes the element with its subtree, so their order
 	// does not matter: the cheap ones come first.
-	walk(c, func(n *html.Node) bool {
-		if n == c {
-			return true
-		}
-		switch n.Type {
-		case html.CommentNode:
-			list = append(list, n)
-			return false
-		case html.ElementNode:
-		default:
-			return true
-		}
+	prune(c, func(n *html.Node) bool {
 		if removedTag(n.DataAtom) || n.Namespace != "" {
-			list = append(list, n)
-			return false
+			return true
 		}
 		switch n.DataAtom {
 		case atom.Nav, atom.Form, atom.Menu:
-			list = append(list, n)
-			return false
+			return true
 		}
 		// The first of each attribute counts, as attr reads it.
 		var role, style, class string
-		var seenRole, seenStyle, seenClass, hiddenAttr bool
+		var seenRole, seenStyle, seenClass, hiddenAttr, popover bool
 		for _, a := range n.Attr {
 			if a.Namespace != "" {
 				continue
@@ -177,7 +144,11 @@ func cleanContainer(c *html.Node, rule *Rule) {
 					class, seenClass = a.Val, true
 				}
 			case "hidden":
-				hiddenAttr = true
+				// hidden=until-found is content the browser's find
+				// reveals (a collapsed section).
+				hiddenAttr = hiddenAttr || !strings.EqualFold(strings.TrimSpace(a.Val), "until-found")
+			case "popover":
+				popover = true
 			}
 		}
 		if role != "" {
@@ -186,25 +157,41 @@ func cleanContainer(c *html.Node, rule *Rule) {
 		// Hidden by attribute or inline style. aria-hidden is not enough
 		// inside content: highlighters and heading widgets mark visible
 		// text with it.
-		if role == "navigation" || role == "tablist" || role == "search" || hiddenAttr || styleHides(style) || isPermalink(n) {
-			list = append(list, n)
-			return false
+		if role == "navigation" || role == "tablist" || role == "search" || role == "tooltip" || hiddenAttr || popover || styleHides(style) || isPermalink(n) {
+			return true
 		}
-		if class != "" && hasUtilityHidden(class) {
-			list = append(list, n)
-			return false
+		// Tooltip bubbles are found before their terms lose them: the
+		// generic path (no rule) has removed them from the whole page
+		// already, and a term whose bubble is gone reads as a bubble.
+		if class != "" && (hasUtilityHidden(class) || rule != nil && tooltipBubble(n, class)) {
+			return true
 		}
-		if chrome != nil && chrome.matches(n) && !holdsHeadingText(n) {
+		return chrome != nil && chrome.matches(n) && !holdsHeadingText(n)
+	})
+}
+
+// prune removes from under root (not root itself) its comments and the
+// elements drop reports, with their subtrees; drop is not asked about the
+// elements inside one it reported.
+func prune(root *html.Node, drop func(n *html.Node) bool) {
+	var list []*html.Node
+	walk(root, func(n *html.Node) bool {
+		if n == root {
+			return true
+		}
+		switch n.Type {
+		case html.CommentNode:
 			list = append(list, n)
 			return false
+		case html.ElementNode:
+			if drop(n) {
+				list = append(list, n)
+				return false
+			}
 		}
 		return true
 	})
-	for _, n := range list {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
+	removeAll(list)
 }
 
 // builtinRemoves indexes the Remove selectors of each built-in rule.

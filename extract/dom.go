@@ -89,6 +89,19 @@ func find(n *html.Node, a atom.Atom) *html.Node {
 	return found
 }
 
+// findWhere returns n or the first node under it, in document order, that
+// match reports.
+func findWhere(n *html.Node, match func(*html.Node) bool) *html.Node {
+	var found *html.Node
+	walk(n, func(c *html.Node) bool {
+		if found == nil && match(c) {
+			found = c
+		}
+		return found == nil
+	})
+	return found
+}
+
 // textContent is the concatenated text of n's descendants, skipping
 // script, style and template contents.
 func textContent(n *html.Node) string {

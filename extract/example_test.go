@@ -45,6 +45,8 @@ func ExampleFromHTML() {
 	// title: Install | Acme Docs
 	// canonical: https://acme.example/docs/install
 	// links: [https://acme.example/docs/ https://acme.example/blog/ https://acme.example/docs/upgrade]
+	// # Install
+	//
 	// Acme ships as a single binary for Linux, macOS and Windows. Download it, put it on your PATH, and check that the shell finds it. The installer script below does all three steps for you and verifies the checksum of the download before it writes anything to disk.
 	//
 	// ```bash

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // DefaultMaxBytes is the largest HTML input FromHTML accepts when
@@ -54,8 +55,11 @@ type Document struct {
 	Title string
 	// Markdown is the readable main content as CommonMark with pipe
 	// tables and fenced code blocks; links in it are absolute. On a
-	// documentation page a Rule recognises, its first line is the page
-	// title as "# Title" and heading levels are those of the page.
+	// documentation page, recognised by a Rule or by its shape, its first
+	// line is the page title as "# Title" (the title heading's own level
+	// when it is not an <h1>) and heading levels are those of the page; on
+	// a page that does not declare itself an article, the title heading
+	// leads too.
 	Markdown string
 	// Canonical is the absolute http(s) URL of <link rel="canonical">,
 	// resolved like a link, without fragment; empty when the page declares
@@ -123,6 +127,12 @@ func FromHTMLWithOptions(body []byte, pageURL string, opts Options) (Document, e
 
 // fromHTML is FromHTMLWithOptions converting the chosen node with conv.
 func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Document, error) {
+	return fromHTMLOmitting(body, pageURL, opts, conv, nil)
+}
+
+// fromHTMLOmitting is fromHTML leaving out the built-in rules omit
+// reports (by index in BuiltinRules; nil omits none).
+func fromHTMLOmitting(body []byte, pageURL string, opts Options, conv convertFunc, omit func(int) bool) (Document, error) {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
@@ -156,6 +166,7 @@ func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Docu
 	}
 
 	scan := scanPage(doc)
+	scan.omit = omit
 	base := scan.baseURL(page)
 	out := scan.document(page)
 	restoreTextTags(scan.accidents)
@@ -168,7 +179,21 @@ func fromHTML(body []byte, pageURL string, opts Options, conv convertFunc) (Docu
 		if scriptRendered(doc) {
 			return out, ErrScriptRendered
 		}
-		md, err = readableMarkdown(doc, base, scan.resolved, conv)
+		if documentLike(doc) {
+			md, err = genericMarkdown(doc, scan, base, scan.resolved, conv)
+		} else {
+			var title string
+			if body := find(doc, atom.Body); body != nil {
+				if h, _ := titleHeading(body, scan); h != nil {
+					title = collapseSpace(textContent(h))
+				}
+			}
+			if articleLike(doc, scan) {
+				title = ""
+			}
+			md, err = readableMarkdown(doc, base, scan.resolved, conv)
+			md = leadWithTitle(md, title)
+		}
 	}
 	if err != nil {
 		return out, err

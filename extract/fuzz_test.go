@@ -25,8 +25,18 @@ func FuzzFromHTML(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(body, tc.url, tc.contentType)
 	}
+	// The generic path's pages: no rule recognises them.
+	for _, tc := range genericCases {
+		body, err := os.ReadFile(filepath.Join("testdata", "generic", tc.name+".html"))
+		require.NoError(f, err)
+		f.Add(body, "https://docs.example.org/api/"+tc.name+".html", "text/html")
+	}
 	for _, s := range []string{
 		"", "<", "<html", "<!DOCTYPE html><title>t</title>",
+		"<title>A: B</title><div class=title>B</div><div class=fragment><div class=line>x</div><div class=line>&#160;</div><div class=line>y</div></div>",
+		"<h1>T</h1><p><code>a\nb</code></p><div class=\"symbol monospace\">f()</div><div class=codeblock>a<br>b</div>",
+		"<code>x</code><span class=tooltip>t<span class=tooltiptext>tip</span></span><div popover>p</div><i role=tooltip>r</i>",
+		"<pre><code><span class=line>a</span><span class=line>b</span></code></pre><header><h1>T</h1></header><aside>x</aside>",
 		"<pre><code class=\"language-go\">x := 1<br>y := 2</code></pre>",
 		"<table class=\"highlighttable\"><tr><td class=\"linenos\"><pre>1\n2</pre></td><td><pre>a\nb</pre></td></tr></table>",
 		"<base href=\"javascript:alert(1)\"><a href=\"x\">x</a><link rel=canonical href=\"//[::1\">",

@@ -119,3 +119,45 @@ func TestManyLinksDeduplicated(t *testing.T) {
 		require.Equal(t, fmt.Sprintf("https://docs.example/docs/p/%d", i), l)
 	}
 }
+
+// docsPage is a documentation page no rule recognises, of n sections
+// (heading, paragraph, code block written a line a <div>, tooltip) beside
+// a sidebar of n links: some 330 bytes and 13 elements a section.
+func docsPage(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<!doctype html><html><head><title>Reference | Big</title></head><body><div class="layout"><div class="sidebar"><ul>`)
+	for i := range n {
+		fmt.Fprintf(&b, `<li><a href="/ref/%d">Item %d</a></li>`, i, i)
+	}
+	b.WriteString(`</ul></div><div class="content"><h1>Reference</h1>`)
+	for i := range n {
+		fmt.Fprintf(&b, `<h2 id="s%d">Section %d</h2><p>Section %d explains one call, <span class="tooltip">its cost<span class="tooltiptext">in tokens</span></span>, and its errors.</p>`+
+			`<div class="fragment"><div class="line">x%d := call(%d)</div><div class="line">&#160;</div><div class="line">check(x%d)</div></div>`+"\n", i, i, i, i, i, i)
+	}
+	b.WriteString(`</div></div></body></html>`)
+	return b.Bytes()
+}
+
+// The generic path (structure, not a rule) keeps memory a small multiple
+// of the page: a 2.3 MiB page of 7,000 sections (91,000 elements, near
+// DefaultMaxElements) peaks at no more than 32 times its body (the tree,
+// as on every path, and a weight per element).
+// -short and race builds run 3,000 sections.
+func TestGenericPathMemory(t *testing.T) {
+	n := 7_000
+	if testing.Short() || raceEnabled {
+		n = 3_000
+	}
+	body := docsPage(n)
+	var doc extract.Document
+	var err error
+	peak := peakheap.Measure(func() { doc, err = extract.FromHTML(body, "https://big.example/ref") })
+	ratio := float64(peak) / float64(len(body))
+	t.Logf("%d sections, body %.1f MiB: peak heap %.1f MiB, %.1fx the body", n, float64(len(body))/(1<<20), float64(peak)/(1<<20), ratio)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(doc.Markdown, "# Reference\n"))
+	require.Contains(t, doc.Markdown, fmt.Sprintf("```\nx%d := call(%d)\n\ncheck(x%d)\n```", n-1, n-1, n-1))
+	require.NotContains(t, doc.Markdown, "in tokens")
+	require.NotContains(t, doc.Markdown, "Item 1")
+	require.LessOrEqual(t, ratio, 32.0, "peak heap %.1fx the body", ratio)
+}

@@ -33,6 +33,14 @@ type pageScan struct {
 	// matches an element of the page other than the accidents; nil when a
 	// built-in rule names the generator, which decides then (recognised).
 	markers []bool
+	// omit, when set, tells the built-in rules (by index) to leave out,
+	// for the self-check that scores the pages with rules switched off.
+	omit func(i int) bool
+}
+
+// omitted reports whether built-in rule i is left out.
+func (s *pageScan) omitted(i int) bool {
+	return s.omit != nil && s.omit(i)
 }
 
 // scanPage walks doc once.

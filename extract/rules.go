@@ -379,12 +379,29 @@ func recognised(doc *html.Node, rules []Rule, scan *pageScan) (own, builtin []bo
 	}
 	byGenerator := false
 	for i := range BuiltinRules {
+		if scan.omitted(i) {
+			continue
+		}
 		if builtin[i] = BuiltinRules[i].recognisesGenerator(generator); builtin[i] {
 			byGenerator = true
 		}
 	}
-	if !byGenerator && scan.markers != nil {
-		copy(builtin, scan.markers)
+	if !byGenerator {
+		markers := scan.markers
+		if markers == nil {
+			// Only omitted rules name the generator: scanPage did not
+			// look for the markers.
+			markers = make([]bool, len(BuiltinRules))
+			walk(doc, func(n *html.Node) bool {
+				if n.Type == html.ElementNode {
+					builtinMarkers.match(n, func(i int) { markers[i] = true })
+				}
+				return true
+			})
+		}
+		for i, m := range markers {
+			builtin[i] = m && !scan.omitted(i)
+		}
 	}
 	if mine == nil {
 		return own, builtin

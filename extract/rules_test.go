@@ -133,17 +133,7 @@ func TestBuiltinRules(t *testing.T) {
 				return // a corpus page: TestDocsitesQuality scores it
 			}
 			require.Equal(t, "# "+tc.title, strings.ReplaceAll(first, `\`, ""))
-			c := quality.DocCase{Title: tc.title, Headings: tc.headings, CodeBlocks: tc.code, NavPhrases: tc.nav}
-			for _, tb := range tc.tables {
-				cells := make([]any, len(tb))
-				for i, s := range tb {
-					cells[i] = s
-				}
-				c.Tables = append(c.Tables, [2]any{cells, 0.0})
-			}
-			for i, h := range c.Headings {
-				c.Headings[i][0] = float64(h[0].(int))
-			}
+			c := quality.CaseOf(tc.title, tc.headings, tc.code, tc.tables, tc.nav)
 			s := quality.ScoreDoc(c, out.Title, out.Markdown)
 			require.Equal(t, 1.0, s.H1, out.Markdown)
 			if s.HasHeadings {
@@ -314,4 +304,55 @@ func TestGutterClasses(t *testing.T) {
 	}
 	require.False(t, hasLOrG("n o p k s2 mi"))
 	require.True(t, hasLOrG("n LINENOS"))
+}
+
+// TestRulePagesWithoutRules extracts the hand-trimmed page of every
+// generator rule through the generic path, with BuiltinRules switched off:
+// the title is the first line and every code block and table the rule
+// test names is there; so is every heading, but for pkgsite's "type Ring",
+// whose heading keeps its "source" link on the generic path. (Chrome
+// inside the content that only a rule names, such as rustdoc's "Source"
+// links or godoc's collapsed section copies, is left to the rules.)
+func TestRulePagesWithoutRules(t *testing.T) {
+	for _, tc := range ruleCases {
+		if tc.title == "" {
+			continue // a corpus page: TestDocsitesWithoutRules scores it
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(tc.file), ".html"), func(t *testing.T) {
+			body := readPage(t, tc.file)
+			out, err := fromHTMLOmitting(body, "https://docs.example.org/guide/page.html", Options{}, convert, func(int) bool { return true })
+			require.NoError(t, err)
+			first, _, _ := strings.Cut(out.Markdown, "\n")
+			require.Equal(t, "# "+tc.title, strings.ReplaceAll(first, `\`, ""))
+			c := quality.CaseOf(tc.title, tc.headings, tc.code, tc.tables, nil)
+			s := quality.ScoreDoc(c, out.Title, out.Markdown)
+			require.Equal(t, 1.0, s.H1, out.Markdown)
+			if s.HasHeadings {
+				want := 1.0
+				if tc.rule == "pkgsite" {
+					want = 0.8
+				}
+				require.GreaterOrEqual(t, s.HeadingRecall, want, out.Markdown)
+			}
+			if s.HasCode {
+				require.Equal(t, 1.0, s.CodeRecall, out.Markdown)
+			}
+			if s.HasTables {
+				require.Equal(t, 1.0, s.TableRecall, out.Markdown)
+			}
+		})
+	}
+}
+
+// TestRuleContainerDropsTooltips: inside a rule's container too, what
+// shows only on hover or on demand (tooltips, popovers, a hover popup in
+// highlighted code) is no content; the terms they explain stay.
+func TestRuleContainerDropsTooltips(t *testing.T) {
+	body := []byte(`<html><head><meta name="generator" content="vitepress"><title>Channels | Reef</title></head><body><main><div class="vp-doc"><h1>Channels</h1>
+<p>The <span class="tooltip">phantom type<span class="tooltiptext">Holds no value.</span></span> is erased; a <abbr>ch</abbr><span role="tooltip">A channel.</span> carries it.</p>
+<div popover id="g">Glossary entry.</div>
+<pre><code><span class="twoslash-hover"><span class="twoslash-popup-container">const c: Channel</span>c</span> = open()</code></pre></div></main></body></html>`)
+	doc, err := FromHTML(body, "https://reef.example/channels")
+	require.NoError(t, err)
+	require.Equal(t, "# Channels\n\nThe phantom type is erased; a ch carries it.\n\n```\nc = open()\n```", doc.Markdown)
 }

@@ -68,7 +68,27 @@ func scriptRendered(doc *html.Node) bool {
 		return false
 	}
 	words := len(strings.Fields(visibleText(body)))
-	return words == 0 || (emptyRoot || noscriptJS) && words < scriptShellWords
+	return words == 0 || (emptyRoot || noscriptJS) && words < scriptShellWords && !headed(body)
+}
+
+// headed reports whether n holds a visible heading with words: a short
+// page that has one (a Javadoc page of one interface, whose <noscript>
+// says that JavaScript is disabled) is written, not an application shell.
+func headed(n *html.Node) bool {
+	found := false
+	walk(n, func(c *html.Node) bool {
+		switch {
+		case found || c.Type != html.ElementNode:
+			return !found
+		case c.DataAtom == atom.Script, c.DataAtom == atom.Style, c.DataAtom == atom.Template, c.DataAtom == atom.Noscript, hasAttr(c, "hidden"):
+			return false
+		case headingLevel(c) > 0:
+			found = hasWords(visibleText(c))
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // isCode reports whether a <script> element holds or loads code, as

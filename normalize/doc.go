@@ -63,11 +63,16 @@
 //     key, then by value, byte-wise on their normalized form; duplicate
 //     keys, duplicate pairs and blank values ("a", "a=") are all kept.
 //     If no parameter remains, the "?" goes too.
+//   - A backslash in the scheme's slashes, the authority's end or the path
+//     is a slash, as the WHATWG URL standard (and every browser) reads
+//     http and https URLs: "https:\\Example.com\docs\intro" is
+//     "https://example.com/docs/intro", and so is a link "\docs\intro"
+//     resolved against a page of that host. In the query and the fragment
+//     it is data, written "%5C"; so is an escaped one ("%5C") anywhere.
 //
-// Two things are deliberately not done: a backslash is encoded as "%5C"
-// rather than read as "/" (RFC 3986, not the WHATWG URL standard), and
-// numeric IPv4 forms such as "0x7f.1" are not rewritten; both are rare in
-// links that lead to real pages.
+// One thing is deliberately not done: numeric IPv4 forms such as
+// "0x7f.1" are not rewritten; they are rare in links that lead to real
+// pages.
 //
 // Normalizing is pure computation without regular expressions: for a plain
 // ASCII host the only allocation is the result, and none at all when the

@@ -21,6 +21,29 @@ var fuzzSeeds = []string{
 	"javascript:alert(1)",
 	"http:intro",
 	"https://example.com/a//..//b//",
+	`https:\\Example.com\docs\..\a?b=\#\`,
+	`\\other.example\x`,
+	`..\a\b`,
+}
+
+// slashed is s with every backslash before its query and fragment
+// written as a slash: what WHATWG parsers read in an http(s) URL.
+func slashed(s string) string {
+	end := len(s)
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		end = i
+	}
+	return strings.ReplaceAll(s[:end], `\`, "/") + s[end:]
+}
+
+// sameAsSlashed fails the test unless normalizing the slashed form of the
+// input gives the same result (or fails too).
+func sameAsSlashed(t *testing.T, in, out string, err error, again func(string) (string, error)) {
+	t.Helper()
+	out2, err2 := again(slashed(in))
+	if (err == nil) != (err2 == nil) || out != out2 {
+		t.Fatalf("%q gives %q (%v) but with slashes for its backslashes %q (%v)", in, out, err, out2, err2)
+	}
 }
 
 // checkNormalized fails the test unless out is a fixed point of p.URL and
@@ -71,6 +94,7 @@ func FuzzURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string, flags uint8) {
 		p := fuzzPolicy(flags)
 		out, err := p.URL(raw)
+		sameAsSlashed(t, raw, out, err, p.URL)
 		if err != nil {
 			if out != "" {
 				t.Fatalf("error %v with output %q", err, out)
@@ -90,6 +114,7 @@ func FuzzResolve(f *testing.F) {
 	f.Fuzz(func(t *testing.T, base, ref string, flags uint8) {
 		p := fuzzPolicy(flags)
 		out, err := p.Resolve(base, ref)
+		sameAsSlashed(t, ref, out, err, func(ref string) (string, error) { return p.Resolve(base, ref) })
 		if err != nil {
 			return
 		}

@@ -53,7 +53,7 @@ func (p Policy) URL(raw string) (string, error) {
 	if err != nil {
 		return "", err.at(raw, "")
 	}
-	r := split(s)
+	r := split(s, false)
 	if err := checkAbsolute(&r); err != nil {
 		return "", err.at(raw, "")
 	}
@@ -83,7 +83,7 @@ func (p Policy) Resolve(base, ref string) (string, error) {
 	if err != nil {
 		return "", err.inBase().at(ref, base)
 	}
-	rb := split(b)
+	rb := split(b, false)
 	if err := checkAbsolute(&rb); err != nil {
 		return "", err.inBase().at(ref, base)
 	}
@@ -91,7 +91,9 @@ func (p Policy) Resolve(base, ref string) (string, error) {
 	if err != nil {
 		return "", err.at(ref, base)
 	}
-	rr := split(s)
+	// A reference without a scheme takes the base's, which is special
+	// once the base passed checkAbsolute.
+	rr := split(s, true)
 	t := resolve(&rb, &rr)
 	if err := checkAbsolute(&t); err != nil { // an absolute ref with its own scheme
 		return "", err.at(ref, base)
@@ -151,8 +153,12 @@ type parts struct {
 	hasFrag  bool
 }
 
-// split breaks s into its components without validating them.
-func split(s string) parts {
+// split breaks s into its components without validating them. In a URL
+// of a special scheme (http or https here; a reference without a scheme
+// when schemeless is true, as it takes its base's), a backslash before the
+// query and the fragment is a slash, as the WHATWG URL standard reads it:
+// "https:\\example.com\docs" is "https://example.com/docs".
+func split(s string, schemeless bool) parts {
 	var r parts
 	// A scheme is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) before the
 	// first ':' that comes before any '/', '?' or '#'.
@@ -173,6 +179,9 @@ func split(s string) parts {
 		}
 		break
 	}
+	if r.scheme == "http" || r.scheme == "https" || r.scheme == "" && schemeless {
+		s = slashBackslashes(s)
+	}
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		r.frag, r.hasFrag = s[i+1:], true
 		s = s[:i]
@@ -192,6 +201,19 @@ func split(s string) parts {
 	}
 	r.path = s
 	return r
+}
+
+// slashBackslashes is s with every backslash before the first '?' or '#'
+// replaced by '/'; s itself when it has none there.
+func slashBackslashes(s string) string {
+	end := len(s)
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		end = i
+	}
+	if strings.IndexByte(s[:end], '\\') < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s[:end], `\`, "/") + s[end:]
 }
 
 // lowerScheme lowercases a scheme, without allocating for http and https.

@@ -18,6 +18,11 @@ func TestResolve(t *testing.T) {
 		err  error
 	}{
 		{"sibling", base, "intro", "https://example.com/docs/guide/intro", nil},
+		{"backslash path", base, `..\api\intro`, "https://example.com/docs/api/intro", nil},
+		{"backslash root", base, `\api`, "https://example.com/api", nil},
+		{"backslash scheme-relative", base, `\\Other.example\x`, "https://other.example/x", nil},
+		{"backslash in ref's query", base, `a\b?c\d`, "https://example.com/docs/guide/a/b?c%5Cd", nil},
+		{"backslash in base path", `https://example.com\docs\guide\page`, "intro", "https://example.com/docs/guide/intro", nil},
 		{"dot slash", base, "./intro", "https://example.com/docs/guide/intro", nil},
 		{"parent", base, "../a", "https://example.com/docs/a", nil},
 		{"grandparent", base, "../../a", "https://example.com/a", nil},

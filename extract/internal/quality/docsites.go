@@ -621,3 +621,22 @@ func FormatDocMetrics(ms map[string]DocMetrics) string {
 	}
 	return b.String()
 }
+
+// CaseOf is a DocCase for a page a test writes the truth of by hand: the
+// title, headings as [level, text] pairs (level an int), code blocks,
+// tables by their header cells and nav phrases.
+func CaseOf(title string, headings [][2]any, code []string, tables [][]string, nav []string) DocCase {
+	c := DocCase{Title: title, CodeBlocks: code, NavPhrases: nav}
+	for _, h := range headings {
+		level, _ := h[0].(int)
+		c.Headings = append(c.Headings, [2]any{float64(level), h[1]})
+	}
+	for _, t := range tables {
+		cells := make([]any, len(t))
+		for i, s := range t {
+			cells[i] = s
+		}
+		c.Tables = append(c.Tables, [2]any{cells, 0.0})
+	}
+	return c
+}

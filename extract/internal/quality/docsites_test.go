@@ -89,3 +89,14 @@ func TestDocMetricsDiscriminate(t *testing.T) {
 	require.Zero(t, nm.H1)
 	require.Zero(t, nm.F1)
 }
+
+// TestCaseOf: a hand-written truth scores like the corpus's own, levels
+// as JSON numbers and tables by their header cells.
+func TestCaseOf(t *testing.T) {
+	c := CaseOf("Queues", [][2]any{{1, "Queues"}, {2, "Durable"}}, []string{"q.push(1)"}, [][]string{{"Option", "Default"}}, []string{"Home"})
+	md := "# Queues\n\n## Durable\n\n```\nq.push(1)\n```\n\n| Option | Default |\n|---|---|\n| a | b |\n"
+	s := ScoreDoc(c, "Queues", md)
+	require.Equal(t, DocScore{Title: 1, H1: 1, HeadingRecall: 1, LevelOrder: 1, CodeRecall: 1, TableRecall: 1, F1: s.F1,
+		HasTitle: true, HasHeadings: true, HasLevelOrder: true, HasCode: true, HasTables: true, HasNav: true}, s)
+	require.Equal(t, 1.0, ScoreDoc(c, "Queues", md+"\nHome\n").NavLeak)
+}
