@@ -462,7 +462,7 @@ func changeChance(lam Rate, d time.Duration) float64 {
 // page's latest checks (the last coHistory of Page.Recent, dated back
 // from LastFetched) are
 // replayed into the model in the order they happened, cluster by cluster,
-// each with a change rate from the page's earlier checks.
+// each with the change rate the page's earlier checks gave it.
 // Pages added in URL order (as a state lists them) are replayed as each
 // cluster's URLs end, so that the builder holds one cluster at a time (of
 // at most coReplay checks and coPages pages); pages in any other order are
@@ -486,10 +486,6 @@ const (
 	coPages  = 1 << 16
 	// coHistory is how many of a page's latest checks a builder replays.
 	coHistory = 16
-	// coPriorChanges and coPriorDays smooth a replayed check's rate: half
-	// a change in a day, Estimate's prior for a page without checks.
-	coPriorChanges = 0.5
-	coPriorDays    = 0.72
 )
 
 type coPending struct {
@@ -549,26 +545,15 @@ func (b *CoChangeBuilder) Add(url string, p Page) {
 		b.open[key] = c
 	}
 	at := p.LastFetched
-	// The rate the page had before each check, as the model would have
-	// seen it, from the checks before it: a smoothed ratio of changes to
-	// time (cumulative sums, one pass), cheaper than Estimate at every
-	// prefix and close to it for binning.
-	n := len(p.Recent)
-	cumC, cumT := make([]float64, n+1), make([]float64, n+1)
-	for i, ch := range p.Recent {
-		c := 0.0
-		if ch.Changed {
-			c = 1
-		}
-		cumC[i+1], cumT[i+1] = cumC[i]+c, cumT[i]+days(ch.Elapsed)
-	}
 	for i := len(p.Recent) - 1; i >= 0 && i >= len(p.Recent)-coHistory; i-- {
 		ch := p.Recent[i]
 		if ch.Elapsed <= 0 {
 			break
 		}
 		from := at.Add(-ch.Elapsed)
-		rate := DefaultLimits.Clamp(Rate((cumC[i] + coPriorChanges) / (cumT[i] + coPriorDays)))
+		// The rate the page had before this check, as the model would
+		// have seen it: the estimate from the checks before it.
+		rate := Estimate(Page{Recent: p.Recent[:i]})
 		c.checks = append(c.checks, coReplayed{from: from.UnixNano(), at: at.UnixNano(), changed: ch.Changed, rate: rate})
 		at = from
 	}
