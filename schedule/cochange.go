@@ -484,8 +484,10 @@ type CoChangeBuilder struct {
 const (
 	coReplay = 4 * coChecks
 	coPages  = 1 << 16
-	// coHistory is how many of a page's latest checks a builder replays.
+	// coHistory is how many of a page's latest checks a builder replays,
+	// with a rate estimated from the checks before every coStep-th.
 	coHistory = 16
+	coStep    = 2
 )
 
 type coPending struct {
@@ -545,15 +547,20 @@ func (b *CoChangeBuilder) Add(url string, p Page) {
 		b.open[key] = c
 	}
 	at := p.LastFetched
+	// The rate the page had before a check, as the model would have seen
+	// it: the estimate from the checks before it, taken every coStep
+	// checks (an estimate costs a root search) and kept between.
+	est, estAt := Rate(0), -1
 	for i := len(p.Recent) - 1; i >= 0 && i >= len(p.Recent)-coHistory; i-- {
 		ch := p.Recent[i]
 		if ch.Elapsed <= 0 {
 			break
 		}
 		from := at.Add(-ch.Elapsed)
-		// The rate the page had before this check, as the model would
-		// have seen it: the estimate from the checks before it.
-		rate := Estimate(Page{Recent: p.Recent[:i]})
+		if k := i - i%coStep; k != estAt {
+			est, estAt = Estimate(Page{Recent: p.Recent[:k]}), k
+		}
+		rate := est
 		c.checks = append(c.checks, coReplayed{from: from.UnixNano(), at: at.UnixNano(), changed: ch.Changed, rate: rate})
 		at = from
 	}
