@@ -20,7 +20,7 @@ func TestOutput(t *testing.T) {
 
 	// Three runs: the first stores, the second alerts, the third finds
 	// nothing new and repeats no alert.
-	require.Contains(t, got, "run 1 at 2026-03-02 09:00:00: new 4, changed 0, unchanged 0 (0 answered 304), gone 0; vectors embedded 15, reused 0; 0 alerts")
+	require.Contains(t, got, "run 1 at 2026-03-02 09:00:00: new 4, changed 0, unchanged 0 (0 answered 304), gone 0; vectors embedded 16, reused 0; 0 alerts")
 	require.Contains(t, got, "run 2 at 2026-03-04 09:00:00: new 0, changed 2, unchanged 1 (1 answered 304), gone 1; vectors embedded 2, reused 8; 3 alerts")
 	require.Contains(t, got, "run 3 at 2026-03-06 09:00:00: new 0, changed 0, unchanged 3 (3 answered 304), gone 0; vectors embedded 0, reused 0; 0 alerts")
 
@@ -38,13 +38,13 @@ func TestOutput(t *testing.T) {
 	}
 	require.NotEmpty(t, changed, got)
 	require.Regexp(t, `hash    [0-9a-f]{12} -> [0-9a-f]{12}`, changed)
-	require.Regexp(t, `changed chunk 3 "Timeouts" bytes \d+-\d+, record [0-9a-f]{12} -> [0-9a-f]{12}`, changed)
+	require.Regexp(t, `changed chunk 3 "Configuration > Timeouts" bytes \d+-\d+, record [0-9a-f]{12} -> [0-9a-f]{12}`, changed)
 	require.Contains(t, changed, "   | --- old/http://docs.example.test/docs/configuration\n   | +++ new/http://docs.example.test/docs/configuration\n")
 	require.Contains(t, changed, "   | -Every request to the bucket times out after 30 seconds by default.")
 	require.Contains(t, changed, "   | +Every request to the bucket times out after 10 seconds by default.")
 	require.NotContains(t, changed, "Logging", "unchanged sections stay out of the alert")
-	require.Contains(t, removed, `removed chunk 1 "Can two syncs run at once?"`)
-	require.Contains(t, got, `added   chunk 4 "Verifying the install"`)
+	require.Contains(t, removed, `removed chunk 2 "FAQ > Can two syncs run at once?"`)
+	require.Contains(t, got, `added   chunk 4 "Installing skiff > Verifying the install"`)
 
 	// Explain shows the evidence: both hashes, the stage events of both
 	// versions and the record IDs written.
@@ -57,7 +57,7 @@ func TestOutput(t *testing.T) {
 
 	// The question finds the rewritten section first, with its provenance.
 	q := got[strings.Index(got, "== query"):]
-	require.Regexp(t, `1\. score 0\.\d{3}  http://docs\.example\.test/docs/configuration  "Timeouts"`, q)
+	require.Regexp(t, `1\. score 0\.\d{3}  http://docs\.example\.test/docs/configuration  "Configuration > Timeouts"`, q)
 	require.Contains(t, q, "times out after 10 seconds")
 	require.Equal(t, 3, strings.Count(q, "score "))
 

@@ -133,7 +133,7 @@ func TestTools(t *testing.T) {
 	require.NotEmpty(t, found.Hits)
 	top := found.Hits[0]
 	require.Equal(t, f.site.PageURL("/docs/configuration"), top.URL)
-	require.Equal(t, "Upload timeout", top.HeadingPath)
+	require.Equal(t, "Configuration > Upload timeout", top.HeadingPath)
 	require.Equal(t, transcriptStart.Format(time.RFC3339), top.FetchedAt)
 	require.Equal(t, "lantern", top.Source)
 	for i := 1; i < len(found.Hits); i++ {
@@ -170,7 +170,7 @@ func TestTools(t *testing.T) {
 	require.Equal(t, top.ContentHash, cfg.OldHash, "the old hash is the one the first search cited")
 	require.NotEqual(t, cfg.OldHash, cfg.NewHash)
 	require.Len(t, cfg.Changed, 1)
-	require.Equal(t, "Upload timeout", cfg.Changed[0].HeadingPath)
+	require.Equal(t, "Configuration > Upload timeout", cfg.Changed[0].HeadingPath)
 	require.Contains(t, cfg.Changed[0].OldText, "60 seconds")
 	require.Contains(t, cfg.Changed[0].NewText, "120 seconds")
 	require.Contains(t, cfg.Diff, "-The `deploy` command gives up on an upload after 60 seconds")
@@ -310,7 +310,7 @@ func TestStdioBinary(t *testing.T) {
 	var found SearchOutput
 	call("search_docs", map[string]any{"query": "dry run deploy", "k": 1}, &found)
 	require.Len(t, found.Hits, 1)
-	require.Equal(t, "Dry runs", found.Hits[0].HeadingPath)
+	require.Equal(t, "Deploying > Dry runs", found.Hits[0].HeadingPath)
 	res, err := client.CallTool(ctx, &mcp.CallToolParams{Name: "changes", Arguments: map[string]any{"since": "yesterday"}})
 	require.NoError(t, err)
 	require.True(t, res.IsError)

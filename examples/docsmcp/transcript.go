@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,15 +65,15 @@ func transcript(ctx context.Context, w io.Writer) error {
 		if res.IsError {
 			return fmt.Errorf("%s: %s", name, toolText(res))
 		}
-		req, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
-		fmt.Fprintf(w, "→ tools/call %s\n", req)
-		if !show {
-			out, _ := json.Marshal(res.StructuredContent)
-			fmt.Fprintf(w, "← %s\n", out)
-		} else {
-			out, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-			fmt.Fprintf(w, "← %s\n", out)
+		req, err := plainJSON(map[string]any{"name": name, "arguments": args}, false)
+		if err != nil {
+			return err
 		}
+		out, err := plainJSON(res.StructuredContent, show)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "→ tools/call %s\n← %s\n", req, out)
 		return nil
 	}
 	fmt.Fprintf(w, "# %s: a new state; the demo site at http://%s\n", clk.Now().Format(time.RFC3339), demoHost)
@@ -92,4 +93,19 @@ func transcript(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	return call("changes", map[string]any{"since": transcriptStart.Add(24 * time.Hour).Format(time.DateOnly), "source": "lantern"}, true)
+}
+
+// plainJSON encodes v as the transcript shows it: without escaping <, > and
+// & (heading paths are joined with " > "), indented when indent is set.
+func plainJSON(v any, indent bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

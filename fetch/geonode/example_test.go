@@ -57,9 +57,10 @@ func ExampleClient_Fetch() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	firstLine, _, _ := strings.Cut(string(resp.Body), "\n")
+	title, rest, _ := strings.Cut(string(resp.Body), "\n\n")
 	fmt.Println(resp.Status, resp.ContentType, "billed:", resp.Billed)
-	fmt.Println(firstLine[:27])
+	fmt.Println(title)
+	fmt.Println(rest[:27])
 
 	site.Delete("/docs/page-0003", 410)
 	resp, err = c.Fetch(ctx, fetch.Request{URL: site.PageURL("/docs/page-0003")})
@@ -69,6 +70,7 @@ func ExampleClient_Fetch() {
 	fmt.Println(resp.Status, "gone:", resp.Gone())
 	// Output:
 	// 200 text/markdown; charset=utf-8 billed: 1
+	// # Page 2
 	// This is page 2, revision 1.
 	// 410 gone: true
 }
