@@ -14,6 +14,7 @@ import (
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/index"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // Pipeline stages, as named in failures, stage counts and events.
@@ -346,7 +347,7 @@ func (p *pageRun) retry(ctx context.Context, stage, detail string, fn func() err
 		}
 		r.stage(stage, -1)
 		p.event(stage, false, err.Error(), detail)
-		wait := min(time.Duration(1<<(attempt-1))*time.Second, 30*time.Second)
+		wait := retry.Exp(attempt-1, time.Second, 30*time.Second)
 		var ra interface{ RetryAfter() time.Duration }
 		if errors.As(err, &ra) && ra.RetryAfter() > 0 {
 			wait = min(ra.RetryAfter(), 2*time.Minute)
