@@ -59,8 +59,9 @@ func ExampleClient_Fetch() {
 	}
 	title, rest, _ := strings.Cut(string(resp.Body), "\n\n")
 	fmt.Println(resp.Status, resp.ContentType, "billed:", resp.Billed)
+	firstSentence, _, _ := strings.Cut(rest, ". ")
 	fmt.Println(title)
-	fmt.Println(rest[:27])
+	fmt.Println(firstSentence + ".")
 
 	site.Delete("/docs/page-0003", 410)
 	resp, err = c.Fetch(ctx, fetch.Request{URL: site.PageURL("/docs/page-0003")})
