@@ -86,7 +86,7 @@ func storedAlert(source string, a *Alert, row crawlstate.Row) (crawlstate.Alert,
 // that engine.
 func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
 	e := r.e
-	if !r.claimAlert(ctx, a.ID) {
+	if !r.share.claimAlert(ctx, a.ID) {
 		return
 	}
 	var err error

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -208,12 +209,27 @@ func heavy(req commitReq) int {
 }
 
 // write records results in one transaction; when it fails (and the run
-// goes on) each result is recorded alone, so each gets its own error.
+// goes on) each result is recorded alone, so each gets its own error. A
+// fenced batch that lost leases (*crawlstate.LeaseLostError) stored its
+// other results: only the lost ones get the error.
 func (c *committer) write(results []crawlstate.Result) []error {
 	st := c.r.e.st
 	errs := make([]error, len(results))
 	err := st.Record(c.ctx, c.r.source, results)
 	if err == nil {
+		return errs
+	}
+	var lost *crawlstate.LeaseLostError
+	if errors.As(err, &lost) {
+		gone := make(map[string]bool, len(lost.URLs))
+		for _, u := range lost.URLs {
+			gone[u] = true
+		}
+		for i := range results {
+			if results[i].Lease == lost.Owner && gone[results[i].URL] {
+				errs[i] = err
+			}
+		}
 		return errs
 	}
 	if len(results) == 1 || c.ctx.Err() != nil {

@@ -169,3 +169,14 @@ func (d *discoverer) prepare(n, raw string) {
 		return nil
 	})
 }
+
+// crawled reports whether a crawl of this run already requested url;
+// such a row leaves Report.Due, which counted it.
+func (r *run) crawled(url string) bool {
+	var handled bool
+	r.book.with(func(b *book) { handled = b.handled[url] })
+	if handled {
+		r.tally.add(func(rep *Report) { rep.Due-- })
+	}
+	return handled
+}

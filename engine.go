@@ -254,9 +254,9 @@ type run struct {
 	// run is the start of the run this one works on: its own start, or,
 	// when it joined a shared run, the start its leader recorded.
 	run time.Time
-	// working: a shared run past its offer, whose claimed rows' leases
-	// the heartbeat extends (it holds no run lock).
-	working atomic.Bool
+	// share is the run's share of a shared State (crawlstate.Sharer); nil
+	// when the State is not shared.
+	share *shared
 
 	budget     budget
 	stopped    atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
@@ -277,8 +277,7 @@ type run struct {
 	stopHeartbeat func()       // set by execute, called by end
 
 	// book is what the run's goroutines share of its coordination (not
-	// the report): the URLs a crawl handled, their tickets, and the rows
-	// a shared run must withdraw.
+	// the report): the URLs a crawl handled and their tickets.
 	book guarded[book]
 
 	commits *committer // the state-write stage
@@ -342,6 +341,9 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	r.tally = newTally(r.source, r.start)
 	r.lastLock.Store(r.start.UnixNano())
 	r.log = e.cfg.Logger.With("source", r.source)
+	if e.st.sharer != nil {
+		r.share = newShared(e.st.sharer, r)
+	}
 	err := r.execute(ctx, src)
 	// The run's lifetime ends in one order: the heartbeat stops, the lock
 	// is released, the committer drains, and only then is the report
@@ -366,7 +368,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 	var claimed []crawlstate.Row // a joined shared run's first claim
 	var join bool
 	var err error
-	if st.sharer != nil {
+	if r.share != nil {
 		claimed, join, err = r.lockOrJoin(ctx)
 	} else {
 		err = r.lock(ctx, r.start)
@@ -384,7 +386,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
 		// A site whose rules cannot be read is not touched at all.
 		if _, err := e.polite.Rules(ctx, en.EntryURL()); err != nil {
-			r.endShare(ctx)
+			r.share.end(ctx)
 			return fmt.Errorf("recrawl: run %s: %w", r.source, err)
 		}
 	}
@@ -393,10 +395,11 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 		handOn = &r.handOn
 	}
 	// A joined run plans as its leader did, over the run's start, which
-	// the leader recorded.
-	pl, err := e.planRun(ctx, r.source, r.run, handOn, !join)
+	// the leader recorded; a shared run's leader records it once its
+	// offer is complete (completeOffer).
+	pl, err := e.planRun(ctx, r.source, r.run, handOn, r.share == nil)
 	if err != nil {
-		r.endShare(ctx)
+		r.share.end(ctx)
 		return err
 	}
 	sched := pl.sched
@@ -409,12 +412,12 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 	}
 	r.tally.add(func(rep *Report) { rep.Scheduler = schedulerName(sched) })
 	if err := r.loadTrust(ctx); err != nil {
-		r.endShare(ctx)
+		r.share.end(ctx)
 		return err
 	}
 	// Alerts a crash or a failing sink left undelivered go out first.
 	if err := r.deliverPending(ctx); err != nil {
-		r.endShare(ctx)
+		r.share.end(ctx)
 		return err
 	}
 
@@ -435,14 +438,18 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 			r.handOn = nil // discovery changed rows: the due walk reads them
 		}
 		switch {
-		case disc.unchanged:
-		case st.sharer != nil:
-			err = r.offerDue(ctx)
+		case r.share != nil:
+			if disc.unchanged {
+				err = r.completeOffer(ctx) // nothing to offer
+			} else {
+				err = r.offerDue(ctx)
+			}
 			if err == nil {
 				err = r.work(ctx, nil)
 			} else {
-				r.endShare(ctx)
+				r.share.end(ctx)
 			}
+		case disc.unchanged:
 		default:
 			err = r.fetchDue(ctx)
 		}
@@ -470,12 +477,7 @@ func (r *run) end(ctx context.Context) *Report {
 	if r.stopHeartbeat != nil {
 		r.stopHeartbeat()
 	}
-	if r.held {
-		if err := r.e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
-			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
-			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
-		}
-	}
+	r.unlock(ctx)
 	if r.commits != nil {
 		r.commits.close() // every outcome is committed and counted
 	}
@@ -559,10 +561,6 @@ func (g *guarded[T]) with(fn func(v *T)) {
 type book struct {
 	handled map[string]bool    // URLs whose outcome this run already recorded (crawls)
 	tickets map[string]*ticket // crawled URLs prepared and not yet handled
-	// withdraw holds the claimed rows of a shared run that it ended
-	// without recording them (robots.txt forbids them, ...), to withdraw
-	// from the run's offer before it waits.
-	withdraw []string
 }
 
 // firstError holds the first error set, for any goroutine to set and
@@ -598,6 +596,7 @@ func (r *run) outcome(count func() Event) {
 		defer r.e.observerMu.Unlock()
 	}
 	ev := count()
+	r.share.done(ev.URL)
 	if obs != nil {
 		ev.Source = r.source
 		obs(ev)

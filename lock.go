@@ -94,6 +94,20 @@ func (r *run) lock(ctx context.Context, now time.Time) error {
 	return st.Lock(ctx, r.source, r.owner, now, r.e.cfg.LockTTL)
 }
 
+// unlock releases the run lock execute took, even when ctx is cancelled;
+// a failure is logged and counted (the lock expires after LockTTL). A
+// run that does not hold it (any more) releases nothing.
+func (r *run) unlock(ctx context.Context) {
+	if !r.held {
+		return
+	}
+	r.held = false
+	if err := r.e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
+		r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+	}
+}
+
 // heartbeat refreshes the run lock every LockTTL/3 on the engine's clock
 // while the run lives, so a run stalled on one slow request keeps its
 // lock. The returned function stops it. On a self-advancing clock (an auto
@@ -135,24 +149,22 @@ func (r *run) refreshLock(ctx context.Context) {
 // refresh extends the lock to now+LockTTL; a lost lock is fatal to the
 // run. It reports whether the lock is still held. A shared run past its
 // offer holds no lock: refresh extends the leases of the rows it claimed
-// instead (a failure to is logged; the rows of an expired lease may be
-// fetched twice, never lost).
+// instead (a failure to is logged and counted; each claimed row is
+// renewed before it is requested and its write fenced, so a row another
+// engine took over meanwhile is neither requested again nor recorded
+// twice).
 func (r *run) refresh(ctx context.Context, now time.Time) bool {
 	e := r.e
-	if r.working.Load() {
-		if _, err := e.st.sharer.Extend(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			r.log.WarnContext(ctx, "extending the leases of claimed rows failed", "err", err)
-			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Leases++ })
-			return true
+	working := func() bool { return r.share != nil && r.share.working.Load() }
+	if working() {
+		if !r.share.extend(ctx, now) {
+			return false
 		}
 	} else if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
-		if r.working.Load() {
+		if working() {
 			return true // the lock was released for the work phase meanwhile
 		}
 		r.log.WarnContext(ctx, "refreshing the run lock failed", "err", err)

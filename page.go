@@ -46,12 +46,17 @@ func (r *run) process(ctx context.Context, row crawlstate.Row, bodies chan<- fet
 	r.refreshLock(ctx)
 }
 
-// admitRow applies robots.txt and the page cap before a row is requested.
+// admitRow applies a shared run's lease, robots.txt and the page cap
+// before a row is requested.
 // It returns false when the row must not be requested; the outcome (a
 // robots skip, or a failure to read robots.txt) is already counted, and a
 // cap stops the run.
 func (r *run) admitRow(ctx context.Context, row crawlstate.Row) bool {
 	e := r.e
+	if !r.share.holds(ctx, row.URL) {
+		r.skipDue(row, SkipLeaseLost) // another engine took the row over
+		return false
+	}
 	if e.limits.RespectRobots {
 		allowed, err := e.polite.Allowed(ctx, row.OriginalURL)
 		if err != nil {
@@ -119,6 +124,12 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 	r.tally.add(func(rep *Report) {
 		rep.Billed += resp.Billed
 	})
+	if !r.share.holds(ctx, row.URL) {
+		// Another engine took the row over while this one waited for
+		// the answer: it indexes and records the row, not this one.
+		r.skipDue(row, SkipLeaseLost)
+		return nil
+	}
 	p := &pageRun{r: r, row: row, resp: resp, now: e.cfg.Clock.Now(), crawl: crawl}
 	p.event(StageFetch, true, "", httpDetail(resp.Status))
 	switch {
@@ -318,9 +329,9 @@ func (p *pageRun) body(ctx context.Context) []string {
 func (p *pageRun) notDocument(ctx context.Context) {
 	r := p.r
 	r.stage(StageCommit, 0)
-	res := crawlstate.Result{URL: p.row.URL, At: p.now, Excluded: SkipNotDocument}
+	res := crawlstate.Result{URL: p.row.URL, At: p.now, Excluded: SkipNotDocument, Lease: r.share.leaseOf(p.row.URL)}
 	if err := r.e.st.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !r.leaseLost(p.row, err) {
 			p.fail(ctx, StageCommit, err)
 		}
 		return
@@ -371,8 +382,9 @@ func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical s
 	r.stage(StageCommit, 0)
 	res.Events = append(p.events[:len(p.events):len(p.events)],
 		crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "alias of " + canonical})
+	res.Lease = r.share.leaseOf(p.row.URL)
 	if err := r.commits.commit(*res); err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !r.leaseLost(p.row, err) {
 			p.fail(ctx, StageCommit, err)
 		}
 		return
@@ -423,11 +435,12 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		res.Events = append(p.events[:len(p.events):len(p.events)],
 			crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "hash " + short(res.ContentHash)})
 	}
+	res.Lease = r.share.leaseOf(p.row.URL)
 	committed := func(err error) bool {
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !r.leaseLost(p.row, err) {
 				p.fail(ctx, StageCommit, err)
-			} // else interrupted: the row stays as it was, due
+			} // else interrupted (the row stays as it was, due) or another engine's
 			return false
 		}
 		r.stage(StageCommit, 1)
@@ -465,8 +478,12 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 	now := e.cfg.Clock.Now()
 	d := r.reschedule(row, schedule.Outcome{At: now, Kind: schedule.Failed, Failures: row.Failures, Permanent: Permanent(cause)})
 	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", d.Next.Sub(now))
-	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: d.Next}
-	if err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f); err != nil {
+	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: d.Next, Lease: r.share.leaseOf(row.URL)}
+	err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f)
+	if r.leaseLost(row, err) {
+		return
+	}
+	if err != nil {
 		// The row keeps its NextCheck: it is retried at the next run.
 		r.log.WarnContext(ctx, "recording a failure failed", "url", row.URL, "err", err)
 		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Failures++ })
@@ -476,6 +493,19 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 		})
 	}
 	r.finishURL(Event{URL: row.URL, Outcome: OutcomeFailed, Stage: stage, Status: status, Err: cause, At: now}, nil)
+}
+
+// leaseLost reports whether err, the error of a fenced write of row, says
+// that another engine took the row over; if so the row is counted skipped
+// (SkipLeaseLost) and its lease marked lost.
+func (r *run) leaseLost(row crawlstate.Row, err error) bool {
+	if !errors.Is(err, crawlstate.ErrLeaseLost) {
+		return false
+	}
+	r.share.lose(row.URL)
+	r.log.Warn("another engine took over a claimed row before its outcome was recorded; leaving it", "url", row.URL)
+	r.skipDue(row, SkipLeaseLost)
+	return true
 }
 
 // FailureBackoff is the wait after a page's first transient failure; each
@@ -525,7 +555,7 @@ func (r *run) countRequests(t *ticket, resp *fetch.Response, err error) {
 // used (robots.txt denies it, it is an alias); the row is left as it was.
 func (r *run) skipDue(row crawlstate.Row, reason string) {
 	at := r.e.cfg.Clock.Now()
-	r.skippedShared(row.URL, reason)
+	r.share.skipped(row.URL, reason)
 	r.outcome(func() Event {
 		return r.tally.end(Event{URL: row.URL, Outcome: OutcomeSkipped, Reason: reason, At: at}, func(rep *Report) { rep.Skipped[reason]++ })
 	})

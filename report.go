@@ -62,6 +62,12 @@ const (
 	// Config.FollowOffHostRedirects); the redirect was not followed and
 	// nothing was stored under the URL, whose row stays as it was.
 	SkipOffHostRedirect = "offhost_redirect"
+	// SkipLeaseLost: a row of a shared run whose lease this engine lost
+	// (it was paused, or its State unreachable, past Config.LockTTL) and
+	// another engine took over. It was not requested, or, when the answer
+	// came after the loss, neither indexed nor recorded by this engine:
+	// the engine that holds it records it.
+	SkipLeaseLost = "lease_lost"
 )
 
 // Reasons named by Report.StoppedBy.

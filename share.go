@@ -1,9 +1,12 @@
 package recrawl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
@@ -23,6 +26,15 @@ import (
 // So engines started together discover the source once,
 // each due row is fetched by one engine, and the rows of an engine that
 // dies return to the others when its leases expire.
+//
+// A run is recorded (RunLog.RecordRun) only once its offer is complete,
+// so no engine joins a run whose leader died before it offered every row:
+// an engine that waited for the lock and finds no run recorded since it
+// began to wait leads the run itself. The offer is fenced by the run lock
+// (a leader that lost the lock offers nothing), and every write of a
+// claimed row by its lease (Result.Lease): an engine paused past its
+// leases checks each row before it requests it (Sharer.Renew) and records
+// none that another engine took over (Report.Skipped[SkipLeaseLost]).
 
 // sharePoll bounds a shared run's waits: for the leader to release the
 // lock, and for other engines to record the rows they leased. A waiting
@@ -44,17 +56,247 @@ func (e *Engine) claimSize() int {
 // waited for the lock: it has nothing to do, and reports StopShutdown.
 var errStoppedWaiting = errors.New("recrawl: shut down while waiting for the run lock")
 
+// shared is a run's share of a shared State: the leases it holds on the
+// rows it claimed and the rows it must withdraw. Its methods are safe for
+// the run's goroutines.
+type shared struct {
+	sh     crawlstate.Sharer
+	source string
+	owner  string
+	ttl    time.Duration
+	clk    clock.Clock
+	log    *slog.Logger
+	tally  *tally
+	// working: the run is past its offer (or joined one): it holds no
+	// run lock, and the heartbeat extends its leases instead.
+	working atomic.Bool
+	book    guarded[leaseBook]
+}
+
+// leaseBook is what a shared run knows of its leases.
+type leaseBook struct {
+	// leases holds the claimed rows whose outcome is not counted yet.
+	leases map[string]lease
+	// withdraw holds the claimed rows that the run ended without
+	// recording them (robots.txt forbids them, ...), to withdraw from the
+	// run's offer before it waits.
+	withdraw []string
+}
+
+// lease is what a run knows of its lease on one row: until when it is
+// sure to hold it, and whether it found it lost.
+type lease struct {
+	until time.Time
+	lost  bool
+}
+
+func newShared(sh crawlstate.Sharer, r *run) *shared {
+	s := &shared{sh: sh, source: r.source, owner: r.owner, ttl: r.e.cfg.LockTTL, clk: r.e.cfg.Clock, log: r.log, tally: r.tally}
+	s.book.v.leases = map[string]lease{}
+	return s
+}
+
+// latest returns the start of the latest run recorded for the source, or
+// zero when none is.
+func (s *shared) latest(ctx context.Context) (time.Time, error) {
+	starts, err := s.sh.Runs(ctx, s.source, 1)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the latest run: %w", err)
+	}
+	if len(starts) == 0 {
+		return time.Time{}, nil
+	}
+	return starts[0], nil
+}
+
+// claim leases rows of run to the run (Sharer.Claim) and notes their
+// leases.
+func (s *shared) claim(ctx context.Context, run time.Time, limit int) ([]crawlstate.Row, int, time.Time, error) {
+	now := s.clk.Now()
+	rows, pending, next, err := s.sh.Claim(ctx, s.source, run, s.owner, now, s.ttl, limit)
+	if err != nil {
+		return nil, 0, time.Time{}, err
+	}
+	s.book.with(func(b *leaseBook) {
+		for i := range rows {
+			b.leases[rows[i].URL] = lease{until: now.Add(s.ttl)}
+		}
+	})
+	return rows, pending, next, nil
+}
+
+// leaseOf is the fence of a write of url's row (Result.Lease): the run's
+// owner for a row it claimed, "" for any other (a leader's crawl).
+func (s *shared) leaseOf(url string) string {
+	if s == nil {
+		return ""
+	}
+	var ok bool
+	s.book.with(func(b *leaseBook) { _, ok = b.leases[url] })
+	if ok {
+		return s.owner
+	}
+	return ""
+}
+
+// holds reports whether the run still holds the lease on url's row, so
+// that it may request it or use its answer. A lease younger than two
+// thirds of LockTTL is held: no other engine takes it over before it
+// expires, and the heartbeat extends it every third. An older one (the
+// run was paused, or its State unreachable) is renewed in the State
+// (Sharer.Renew); when another engine took it over, the run marks it lost
+// and reports false. A row the run did not claim is its own. A failed
+// renewal is logged and counted and reports true: the fenced write
+// decides. Every row of a State that is not shared is held.
+func (s *shared) holds(ctx context.Context, url string) bool {
+	if s == nil {
+		return true
+	}
+	now := s.clk.Now()
+	var l lease
+	var ok bool
+	s.book.with(func(b *leaseBook) { l, ok = b.leases[url] })
+	switch {
+	case !ok:
+		return true
+	case l.lost:
+		return false
+	case now.Before(l.until.Add(-s.ttl / 3)):
+		return true
+	}
+	held, err := s.sh.Renew(ctx, s.source, s.owner, []string{url}, now, s.ttl)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.WarnContext(ctx, "renewing the lease of a claimed row failed; its write is fenced", "url", url, "err", err)
+			s.tally.add(func(rep *Report) { rep.StateWriteFailures.Leases++ })
+		}
+		return true
+	}
+	renewed := len(held) == 1
+	s.book.with(func(b *leaseBook) {
+		if _, ok := b.leases[url]; !ok {
+			return
+		}
+		if renewed {
+			b.leases[url] = lease{until: now.Add(s.ttl)}
+		} else {
+			b.leases[url] = lease{lost: true}
+		}
+	})
+	if !renewed {
+		s.log.WarnContext(ctx, "another engine took over a claimed row; leaving it", "url", url)
+	}
+	return renewed
+}
+
+// lose marks url's lease lost: a fenced write found it so.
+func (s *shared) lose(url string) {
+	if s == nil {
+		return
+	}
+	s.book.with(func(b *leaseBook) {
+		if _, ok := b.leases[url]; ok {
+			b.leases[url] = lease{lost: true}
+		}
+	})
+}
+
+// done forgets url's lease once its outcome is counted.
+func (s *shared) done(url string) {
+	if s == nil {
+		return
+	}
+	s.book.with(func(b *leaseBook) { delete(b.leases, url) })
+}
+
+// skipped notes a claimed row the run ended without recording it, for
+// withdrawSkipped: robots.txt forbids it or it redirects off the site,
+// which another engine would find again. Rows skipped because the run
+// halted are released instead (end), for another engine to fetch.
+func (s *shared) skipped(url, reason string) {
+	if s != nil && s.working.Load() && (reason == SkipRobots || reason == SkipOffHostRedirect) {
+		s.book.with(func(b *leaseBook) { b.withdraw = append(b.withdraw, url) })
+	}
+}
+
+// withdrawSkipped withdraws the rows noted by skipped from the run's
+// offer. A failure is logged: the rows return to the others when their
+// leases expire.
+func (s *shared) withdrawSkipped(ctx context.Context) {
+	var urls []string
+	s.book.with(func(b *leaseBook) { urls, b.withdraw = b.withdraw, nil })
+	if len(urls) == 0 {
+		return
+	}
+	if err := s.sh.Withdraw(context.WithoutCancel(ctx), s.source, s.owner, urls); err != nil {
+		s.log.WarnContext(ctx, "withdrawing skipped rows failed; they return to the others when their leases expire", "rows", len(urls), "err", err)
+		s.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+	}
+}
+
+// end ends what the run holds: it withdraws the rows it skipped and
+// releases every other lease it still holds (rows a halt or a
+// cancellation left unfetched), so the other engines take them at once. A
+// run that holds nothing (or is not shared) does nothing.
+func (s *shared) end(ctx context.Context) {
+	if s == nil || !s.working.Load() {
+		return
+	}
+	s.withdrawSkipped(ctx)
+	if err := s.sh.Release(context.WithoutCancel(ctx), s.source, s.owner, nil); err != nil {
+		s.log.WarnContext(ctx, "releasing claimed rows failed; they return to the others when their leases expire", "err", err)
+		s.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+	}
+}
+
+// extend moves the expiry of the run's leases (the heartbeat's tick of a
+// working run). A failure is logged and counted; it reports false only
+// when ctx ended.
+func (s *shared) extend(ctx context.Context, now time.Time) bool {
+	if _, err := s.sh.Extend(ctx, s.source, s.owner, now, s.ttl); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.log.WarnContext(ctx, "extending the leases of claimed rows failed; each row is renewed before it is requested", "err", err)
+		s.tally.add(func(rep *Report) { rep.StateWriteFailures.Leases++ })
+	}
+	return true
+}
+
+// claimAlert leases a pending alert to the run for delivery, so that of
+// the engines that see it pending (its committer, and every engine that
+// starts a run of the source) one delivers it. It reports whether the run
+// may deliver it; a run of a State that is not shared may.
+func (s *shared) claimAlert(ctx context.Context, id string) bool {
+	if s == nil {
+		return true
+	}
+	ok, err := s.sh.ClaimAlert(ctx, id, s.owner, s.clk.Now(), s.ttl)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.WarnContext(ctx, "claiming an alert for delivery failed; it stays pending", "alert", id, "err", err)
+		}
+		return false
+	}
+	return ok
+}
+
 // lockOrJoin takes the source's run lock, waiting while another engine
-// holds it. Holding it, it joins the latest recorded run when it waited
-// for the lock (the run it waited for), or when that run still has rows
-// to claim or rows other engines hold: it releases the lock and returns
-// the rows it claimed, with join set. Otherwise the run leads and keeps
-// the lock; a run that waited for the lock and finds no run recorded
-// leads from when it got it.
+// holds it. Holding it, it joins the latest recorded run while that run
+// still has rows to claim or rows other engines hold, or when that run
+// was recorded while it waited (the run it waited for, done or not): it
+// releases the lock and returns the rows it claimed, with join set.
+// Otherwise the run leads and keeps the lock: no run is recorded, the
+// latest is done, or the leader it waited for ended before its offer was
+// complete (a run is recorded once its offer is).
 func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 	e := r.e
-	sh := e.st.sharer
+	sh := r.share
 	clk := e.cfg.Clock
+	before, err := sh.latest(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	waited := false
 	for {
 		now := clk.Now()
@@ -91,28 +333,36 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 		}
 	}
-	starts, err := sh.Runs(ctx, r.source, 1)
+	latest, err := sh.latest(ctx)
 	if err != nil {
 		unlock()
-		return nil, false, fmt.Errorf("reading the latest run: %w", err)
+		return nil, false, err
 	}
-	if len(starts) == 0 {
+	if latest.IsZero() {
 		return nil, false, nil
 	}
-	rows, pending, _, err := sh.Claim(ctx, r.source, starts[0], r.owner, clk.Now(), e.cfg.LockTTL, e.claimSize())
+	rows, pending, _, err := sh.claim(ctx, latest, e.claimSize())
 	if err != nil {
 		unlock()
-		return nil, false, fmt.Errorf("claiming rows of the run of %s: %w", starts[0].Format(time.RFC3339Nano), err)
+		return nil, false, fmt.Errorf("claiming rows of the run of %s: %w", latest.Format(time.RFC3339Nano), err)
 	}
-	if len(rows) == 0 && pending == 0 && !waited {
-		// The latest run is done: lead the next. A run that waited for
-		// the lock belongs to the run it waited for, done or not, so
-		// engines started together discover (or crawl) the source once.
-		return nil, false, nil
+	if len(rows) == 0 && pending == 0 {
+		// The latest run is done: lead the next, unless it is the run
+		// this one waited for, recorded while it waited: engines started
+		// together discover (or crawl) the source once. A run that
+		// waited and finds no run recorded since was waiting for a
+		// leader that ended before its offer was complete: it leads.
+		if !waited {
+			return nil, false, nil
+		}
+		if latest.Equal(before) {
+			r.log.WarnContext(ctx, "the leader this run waited for ended before its offer was complete; leading the run", "latest_run", latest)
+			return nil, false, nil
+		}
 	}
-	r.run = starts[0]
+	r.run = latest
 	r.tally.add(func(rep *Report) { rep.Joined = true })
-	r.working.Store(true) // before the unlock: the heartbeat extends leases now
+	sh.working.Store(true) // before the unlock: the heartbeat extends leases now
 	unlock()
 	return rows, true, nil
 }
@@ -121,11 +371,12 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 // would fetch is offered for the run instead, a page of BatchSize rows at
 // a time; rows the selection leaves out (a budget) are skipped here as
 // fetchDue skips them. The offered rows leave Report.Due, which counts
-// them when they are claimed. It releases the run lock once the offer is
-// complete, so that waiting engines join.
+// them when they are claimed. A complete offer is recorded and the lock
+// released (completeOffer); an incomplete one only releases the lock, so
+// that a waiting engine leads the run again.
 func (r *run) offerDue(ctx context.Context) error {
 	e := r.e
-	sh := e.st.sharer
+	sh := r.share
 	var batch []string
 	offered, sent := 0, 0
 	var oerr error
@@ -133,7 +384,7 @@ func (r *run) offerDue(ctx context.Context) error {
 		if len(batch) == 0 {
 			return true
 		}
-		n, err := sh.Offer(ctx, r.source, r.run, batch)
+		n, err := sh.sh.Offer(ctx, r.source, r.run, r.owner, batch)
 		if err != nil {
 			if ctx.Err() == nil {
 				oerr = fmt.Errorf("recrawl: offering the due rows of %s: %w", r.source, err)
@@ -163,18 +414,28 @@ func (r *run) offerDue(ctx context.Context) error {
 		rep.Offered = offered
 	})
 	r.log.DebugContext(ctx, "offered the due rows", "rows", offered)
-	r.working.Store(true) // before the unlock: the heartbeat extends leases now
-	if err := e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
-		r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+	err := ctx.Err()
+	if err == nil {
+		err = cmp.Or(qerr, oerr)
 	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
+		r.unlock(ctx)
 		return err
 	}
-	if qerr != nil {
-		return qerr
+	return r.completeOffer(ctx)
+}
+
+// completeOffer ends a leading run's offer: it records the run, which
+// others may join from now on, and releases the run lock. A run that
+// cannot record its start offered rows nobody joins: the error says so.
+func (r *run) completeOffer(ctx context.Context) error {
+	if err := r.share.sh.RecordRun(ctx, r.source, r.run); err != nil {
+		r.unlock(ctx)
+		return fmt.Errorf("recrawl: recording the run of %s: %w", r.source, err)
 	}
-	return oerr
+	r.share.working.Store(true) // before the unlock: the heartbeat extends leases now
+	r.unlock(ctx)
+	return nil
 }
 
 // work is a shared run's fetch phase: it claims offered rows of the run,
@@ -183,12 +444,12 @@ func (r *run) offerDue(ctx context.Context) error {
 // halts. While other engines hold rows it waits (sharePoll at most, or
 // until their earliest lease expires) and asks again, so it takes over
 // the rows of an engine whose leases expired. It ends the leases it still
-// holds (endShare).
+// holds (shared.end).
 func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 	e := r.e
-	sh := e.st.sharer
+	sh := r.share
 	clk := e.cfg.Clock
-	r.working.Store(true)
+	sh.working.Store(true)
 	s := r.startStages(ctx)
 	var err error
 	for {
@@ -209,7 +470,7 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 			break
 		}
 		now := clk.Now()
-		rows, pending, next, cerr := sh.Claim(ctx, r.source, r.run, r.owner, now, e.cfg.LockTTL, e.claimSize())
+		rows, pending, next, cerr := sh.claim(ctx, r.run, e.claimSize())
 		if cerr != nil {
 			if ctx.Err() == nil {
 				err = fmt.Errorf("recrawl: claiming rows of %s: %w", r.source, cerr)
@@ -225,7 +486,7 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 		}
 		// Other engines hold the rest. Rows this run ended unrecorded
 		// are withdrawn first, or engines could wait on each other.
-		r.withdrawSkipped(ctx)
+		sh.withdrawSkipped(ctx)
 		wait := e.sharePoll()
 		if d := next.Sub(now); d > 0 && d < wait {
 			wait = d
@@ -235,80 +496,9 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 		}
 	}
 	s.wait()
-	r.endShare(ctx)
+	sh.end(ctx)
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
 	return err
-}
-
-// crawled reports whether a crawl of this run already requested url;
-// such a row leaves Report.Due, which counted it.
-func (r *run) crawled(url string) bool {
-	var handled bool
-	r.book.with(func(b *book) { handled = b.handled[url] })
-	if handled {
-		r.tally.add(func(rep *Report) { rep.Due-- })
-	}
-	return handled
-}
-
-// skippedShared notes a claimed row a shared run ended without recording
-// it, for withdrawSkipped: robots.txt forbids it or it
-// redirects off the site, which another engine would find again. Rows
-// skipped because the run halted are released instead (endShare), for
-// another engine to fetch.
-func (r *run) skippedShared(url, reason string) {
-	if r.working.Load() && (reason == SkipRobots || reason == SkipOffHostRedirect) {
-		r.book.with(func(b *book) { b.withdraw = append(b.withdraw, url) })
-	}
-}
-
-// withdrawSkipped withdraws the rows noted by skippedShared from the run's
-// offer. A failure is logged: the rows return to the others when their
-// leases expire.
-func (r *run) withdrawSkipped(ctx context.Context) {
-	var urls []string
-	r.book.with(func(b *book) { urls, b.withdraw = b.withdraw, nil })
-	if len(urls) == 0 {
-		return
-	}
-	if err := r.e.st.sharer.Withdraw(context.WithoutCancel(ctx), r.source, r.owner, urls); err != nil {
-		r.log.WarnContext(ctx, "withdrawing skipped rows failed; they return to the others when their leases expire", "rows", len(urls), "err", err)
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
-	}
-}
-
-// endShare ends what a shared run holds: it withdraws the rows it
-// skipped and releases every other lease it still holds (rows a halt or a
-// cancellation left unfetched), so the other engines take them at once. A
-// run that holds nothing does nothing.
-func (r *run) endShare(ctx context.Context) {
-	if !r.working.Load() {
-		return
-	}
-	r.withdrawSkipped(ctx)
-	if err := r.e.st.sharer.Release(context.WithoutCancel(ctx), r.source, r.owner, nil); err != nil {
-		r.log.WarnContext(ctx, "releasing claimed rows failed; they return to the others when their leases expire", "err", err)
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
-	}
-}
-
-// claimAlert leases a pending alert to this run for delivery when the
-// State is shared, so that of the engines that see it pending (its
-// committer, and every engine that starts a run of the source) one
-// delivers it. It reports whether this run may deliver it.
-func (r *run) claimAlert(ctx context.Context, id string) bool {
-	sh := r.e.st.sharer
-	if sh == nil {
-		return true
-	}
-	ok, err := sh.ClaimAlert(ctx, id, r.owner, r.e.cfg.Clock.Now(), r.e.cfg.LockTTL)
-	if err != nil {
-		if ctx.Err() == nil {
-			r.log.WarnContext(ctx, "claiming an alert for delivery failed; it stays pending", "alert", id, "err", err)
-		}
-		return false
-	}
-	return ok
 }

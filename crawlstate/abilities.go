@@ -134,7 +134,8 @@ type TrustStore interface {
 // expires: no other owner can claim it before, so the workers fetch
 // disjoint shares, and the rows of a worker that died return to the
 // others when its leases expire. Record and RecordFailure end the offer
-// and the lease of every row they write, whoever holds it.
+// and the lease of every row they write; a write fenced by a lease
+// (Result.Lease) is made only while its writer still holds the row.
 //
 // A Sharer is a RunLog: the leader records the run's start, and a worker
 // that arrives later finds it there and joins that run instead of
@@ -147,9 +148,13 @@ type Sharer interface {
 	// Offer makes the rows of urls the work of the run of source that
 	// started at run, for Claim to hand out, and returns how many rows it
 	// offered. It replaces an earlier offer of those rows and ends their
-	// leases. URLs of source without a row are skipped (not counted). An
-	// empty source or a zero run is an error.
-	Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error)
+	// leases. URLs of source without a row are skipped (not counted). The
+	// offer is fenced by the run lock: owner must hold the source's lock
+	// (Lock, not taken over since; an expired lock nobody took is still
+	// held, as Refresh sees it), checked in the statement that offers, or
+	// nothing is offered and the error wraps ErrLeaseLost. An empty source
+	// or owner or a zero run is an error.
+	Offer(ctx context.Context, source string, run time.Time, owner string, urls []string) (int, error)
 	// Claim leases to owner, until now+ttl, up to limit rows of source
 	// offered for run that nobody holds (a lease that expired at or
 	// before now is taken over; owner's own unexpired leases are not
@@ -167,6 +172,14 @@ type Sharer interface {
 	// (a Record, which ends its lease) may be skipped rather than waited
 	// for. A ttl <= 0 is an error.
 	Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error)
+	// Renew is Extend for the rows of urls, checked one by one: it moves
+	// the expiry of owner's leases among them to now+ttl and returns the
+	// URLs owner still holds, in the order given. A row whose lease
+	// another owner took over, that a Record, Withdraw or Offer ended, or
+	// that owner never held is left out. A worker that may have been
+	// paused past its leases asks before it requests a row. A ttl <= 0 is
+	// an error.
+	Renew(ctx context.Context, source, owner string, urls []string, now time.Time, ttl time.Duration) ([]string, error)
 	// Release ends owner's leases on the rows of urls, or on every row of
 	// source when urls is nil; the rows stay offered, for another owner
 	// to claim. Releasing a lease not held is not an error.

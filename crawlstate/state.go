@@ -173,6 +173,13 @@ type Result struct {
 	// without Stage is an error. They are stored for an Excluded result
 	// too.
 	Events []StageEvent
+	// Lease, when not empty, fences the write: the result is recorded only
+	// while Lease (an owner of Sharer.Claim) holds the row's lease, checked
+	// in the statement that writes it. A row whose lease another owner
+	// took over, or that a Record ended, is left as it is and named in a
+	// *LeaseLostError; the batch's other results are stored. A State that
+	// is not a Sharer ignores it.
+	Lease string
 }
 
 // Chunk is one chunk of a page's current version, as indexed.
@@ -237,6 +244,10 @@ type Failure struct {
 	Err   string
 	// RetryAt, when not zero, is when the row is due again.
 	RetryAt time.Time
+	// Lease fences the write as Result.Lease does: a failure of a row
+	// Lease no longer holds is not recorded, and the error is a
+	// *LeaseLostError.
+	Lease string
 }
 
 // Options are the policies of a State implementation.
@@ -273,6 +284,33 @@ func (e *LockHeldError) Error() string {
 
 // Unwrap returns ErrRunInProgress.
 func (e *LockHeldError) Unwrap() error { return ErrRunInProgress }
+
+// ErrLeaseLost is matched by the errors of writes fenced by a lease
+// (Result.Lease, Failure.Lease) and of a Sharer.Offer by an owner that
+// no longer holds the run lock.
+var ErrLeaseLost = errors.New("crawlstate: lease lost")
+
+// LeaseLostError names the rows of a fenced Record or RecordFailure that
+// were not written because their lease was not the writer's any more:
+// another owner took it over after it expired, or a Record ended it. The
+// other results of the call were stored.
+type LeaseLostError struct {
+	Source string
+	Owner  string
+	URLs   []string
+}
+
+// Error describes the failure.
+func (e *LeaseLostError) Error() string {
+	first := ""
+	if len(e.URLs) > 0 {
+		first = e.URLs[0]
+	}
+	return fmt.Sprintf("crawlstate: %d rows of %q (first %q) are no longer leased to %q: %v", len(e.URLs), e.Source, first, e.Owner, ErrLeaseLost)
+}
+
+// Unwrap returns ErrLeaseLost.
+func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
 
 // ErrLockLost is returned by Refresh when the lock expired and was taken
 // by another holder.

@@ -540,8 +540,20 @@ func (s *State) Record(ctx context.Context, source string, results []crawlstate.
 		}
 		pages[i] = p
 	}
+	var lost *crawlstate.LeaseLostError
 	for i := range results {
-		s.recordOne(src, source, pages[i], &results[i])
+		r := &results[i]
+		if !holds(pages[i], r.Lease) {
+			if lost == nil {
+				lost = &crawlstate.LeaseLostError{Source: source, Owner: r.Lease}
+			}
+			lost.URLs = append(lost.URLs, r.URL)
+			continue
+		}
+		s.recordOne(src, source, pages[i], r)
+	}
+	if lost != nil {
+		return lost
 	}
 	return nil
 }
@@ -614,6 +626,9 @@ func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.F
 	p := s.lookup(source, f.URL)
 	if p == nil {
 		return check.NoSuchURL(op, source, f.URL)
+	}
+	if !holds(p, f.Lease) {
+		return &crawlstate.LeaseLostError{Source: source, Owner: f.Lease, URLs: []string{f.URL}}
 	}
 	msg := backend.LastError(f)
 	src := s.sources[source]

@@ -236,7 +236,8 @@ func TestClose(t *testing.T) {
 		{"AddLastModTrust", func() error { return s.AddLastModTrust(ctx, src, crawlstate.LastModCounts{}, 0) }},
 		{"PlanRows", func() error { _, err := s.PlanRows(ctx, src, "", 10); return err }},
 		{"LiveRows", func() error { _, err := s.LiveRows(ctx, src, "", 10); return err }},
-		{"Offer", func() error { _, err := s.Offer(ctx, src, t0, []string{u}); return err }},
+		{"Offer", func() error { _, err := s.Offer(ctx, src, t0, "L", []string{u}); return err }},
+		{"Renew", func() error { _, err := s.Renew(ctx, src, "A", []string{u}, t0, time.Minute); return err }},
 		{"Claim", func() error { _, _, _, err := s.Claim(ctx, src, t0, "A", t0, time.Minute, 10); return err }},
 		{"Extend", func() error { _, err := s.Extend(ctx, src, "A", t0, time.Minute); return err }},
 		{"Release", func() error { return s.Release(ctx, src, "A", nil) }},
@@ -356,7 +357,8 @@ func TestCanceledContextSharer(t *testing.T) {
 	s := filled(t, u)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Offer(ctx, src, t0, []string{u})
+	require.NoError(t, s.Lock(context.Background(), src, "L", t0, time.Minute))
+	_, err := s.Offer(ctx, src, t0, "L", []string{u})
 	require.ErrorIs(t, err, context.Canceled)
 	_, _, _, err = s.Claim(ctx, src, t0, "A", t0, time.Minute, 10)
 	require.ErrorIs(t, err, context.Canceled)
@@ -374,7 +376,8 @@ func TestClaimMergesExpiredLeases(t *testing.T) {
 	ctx := context.Background()
 	urls := []string{"https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/d", "https://ex.com/e"}
 	s := filled(t, urls...)
-	n, err := s.Offer(ctx, src, t0, urls)
+	require.NoError(t, s.Lock(ctx, src, "L", t0, time.Minute))
+	n, err := s.Offer(ctx, src, t0, "L", urls)
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
 	claim := func(owner string, now time.Time, ttl time.Duration, limit int) ([]string, int, time.Time) {

@@ -91,15 +91,18 @@ func (o *offer) release(p *page) {
 
 // Offer implements crawlstate.Sharer. A URL given twice is offered (and
 // counted) once; gone and excluded rows are offered like the others.
-func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error) {
+func (s *State) Offer(ctx context.Context, source string, run time.Time, owner string, urls []string) (int, error) {
 	const op = "offer"
-	if err := check.Run(op, source, run); err != nil {
+	if err := check.Offer(source, run, owner); err != nil {
 		return 0, err
 	}
 	if err := s.write(ctx, op); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	if l, held := s.locks[source]; !held || l.Owner != owner {
+		return 0, check.NotLocker(source, owner)
+	}
 	src := s.src(source, false)
 	if src == nil || len(urls) == 0 {
 		return 0, nil
@@ -227,6 +230,44 @@ func (s *State) Extend(ctx context.Context, source, owner string, now time.Time,
 		}
 	}
 	return n, nil
+}
+
+// Renew implements crawlstate.Sharer.
+func (s *State) Renew(ctx context.Context, source, owner string, urls []string, now time.Time, ttl time.Duration) ([]string, error) {
+	const op = "renew"
+	if err := check.Lease(op, source, owner, ttl); err != nil {
+		return nil, err
+	}
+	if err := s.write(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	held := []string{}
+	src := s.src(source, false)
+	if src == nil {
+		return held, nil
+	}
+	expires := ut(now).Add(ttl)
+	seen := make(map[string]bool, len(urls))
+	for _, u := range urls {
+		p := src.pages[u]
+		if p == nil || !p.offered || p.leaseOwner != owner || seen[u] {
+			continue
+		}
+		seen[u] = true
+		o := src.offer[p.offerRun]
+		o.leased.delete(leaseEntry(p))
+		p.leaseExpires = expires
+		o.leased.insert(leaseEntry(p))
+		held = append(held, u)
+	}
+	return held, nil
+}
+
+// holds reports whether a write fenced by lease may change p: no fence,
+// or lease holds p's lease.
+func holds(p *page, lease string) bool {
+	return lease == "" || (p.offered && p.leaseOwner == lease)
 }
 
 // Release implements crawlstate.Sharer.

@@ -137,7 +137,8 @@ func TestClaimRace(t *testing.T) {
 	}
 	_, err = s.UpsertDiscovered(ctx, "docs", t0, ds)
 	require.NoError(t, err)
-	offered, err := s.Offer(ctx, "docs", t0, urls)
+	require.NoError(t, s.Lock(ctx, "docs", "L", t0, time.Hour))
+	offered, err := s.Offer(ctx, "docs", t0, "L", urls)
 	require.NoError(t, err)
 	require.Equal(t, n, offered)
 	var mu sync.Mutex
@@ -178,7 +179,8 @@ func TestExtendSkipsLockedRows(t *testing.T) {
 	urls := []string{"https://ex.com/a", "https://ex.com/b"}
 	_, err = s.UpsertDiscovered(ctx, "docs", t0, []crawlstate.Discovered{{URL: urls[0]}, {URL: urls[1]}})
 	require.NoError(t, err)
-	_, err = s.Offer(ctx, "docs", t0, urls)
+	require.NoError(t, s.Lock(ctx, "docs", "L", t0, time.Hour))
+	_, err = s.Offer(ctx, "docs", t0, "L", urls)
 	require.NoError(t, err)
 	rows, _, _, err := s.Claim(ctx, "docs", t0, "w", t0, time.Minute, 10)
 	require.NoError(t, err)

@@ -42,12 +42,22 @@ UPDATE {s}.pages p SET
 	lease_expires   = NULL
 FROM unnest($2::text[], $3::bigint[], $4::boolean[], $5::boolean[], $6::boolean[], $7::text[], $8::text[], $9::text[],
 	$10::bigint[], $11::bigint[], $12::boolean[], $13::text[], $14::text[], $15::text[], $16::boolean[],
-	$17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[], $21::double precision[], $22::double precision[], $23::text[])
+	$17::bigint[], $18::bigint[], $19::bytea[], $20::bigint[], $21::double precision[], $22::double precision[], $23::text[],
+	$24::text[])
 	AS r(url, at, gone, not_modified, changed, hash, etag, last_modified,
 	interval_ns, next_check, body, title, canonical, alias_of, stats,
-	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded)
-WHERE p.source = $1 AND p.url = r.url
+	last_changed, elapsed_ns, recent, origin_modified, change_rate, weight, excluded, lease)
+WHERE p.source = $1 AND p.url = r.url AND (r.lease = '' OR (p.lease_owner = r.lease AND p.offer_run IS NOT NULL))
 RETURNING p.url`
+
+// fenceSQL locks the rows of a fenced batch ($2) in URL order and tells
+// for each whether the writer ($3) holds its lease; those it does not
+// are left out of the batch. The rows stay locked until the batch
+// commits (Claim skips locked rows), so the lease compared in recordSQL's
+// WHERE is the one read here.
+const fenceSQL = `SELECT url, lease_owner IS NOT DISTINCT FROM $3 AND offer_run IS NOT NULL FROM {s}.pages
+WHERE source = $1 AND url = ANY($2::text[])
+ORDER BY url FOR UPDATE`
 
 // The statements of the parts of a round beside the rows.
 const (
@@ -94,14 +104,76 @@ func (s *State) Record(ctx context.Context, source string, results []crawlstate.
 	if len(results) == 0 {
 		return ctx.Err()
 	}
-	return s.withTx(ctx, op, func(tx pgx.Tx) error {
-		for _, round := range rounds(results) {
+	var lost *crawlstate.LeaseLostError
+	err := s.withTx(ctx, op, func(tx pgx.Tx) error {
+		kept := results
+		var err error
+		if kept, lost, err = s.fence(ctx, tx, source, results); err != nil {
+			return err
+		}
+		for _, round := range rounds(kept) {
 			if err := s.recordRound(ctx, tx, source, round); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil && lost != nil {
+		return lost
+	}
+	return err
+}
+
+// fence leaves out of results those fenced by a lease (Result.Lease) that
+// their writer no longer holds, locking the rows of the others, and names
+// them in a *LeaseLostError. Results without a lease pass.
+func (s *State) fence(ctx context.Context, tx pgx.Tx, source string, results []crawlstate.Result) ([]crawlstate.Result, *crawlstate.LeaseLostError, error) {
+	byOwner := map[string][]string{}
+	for i := range results {
+		if l := results[i].Lease; l != "" {
+			byOwner[l] = append(byOwner[l], results[i].URL)
+		}
+	}
+	if len(byOwner) == 0 {
+		return results, nil, nil
+	}
+	gone := map[string]bool{} // "owner\x00url" of the lost results
+	var lost *crawlstate.LeaseLostError
+	for owner, urls := range byOwner {
+		rows, err := tx.Query(ctx, s.q(fenceSQL), source, urls, owner)
+		if err != nil {
+			return nil, nil, fmt.Errorf("crawlstate/postgres: record of %q: checking leases: %w", source, err)
+		}
+		var (
+			u    string
+			held bool
+		)
+		_, err = pgx.ForEachRow(rows, []any{&u, &held}, func() error {
+			if !held {
+				gone[owner+"\x00"+u] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("crawlstate/postgres: record of %q: checking leases: %w", source, err)
+		}
+	}
+	if len(gone) == 0 {
+		return results, nil, nil
+	}
+	kept := make([]crawlstate.Result, 0, len(results))
+	for i := range results {
+		r := &results[i]
+		if r.Lease != "" && gone[r.Lease+"\x00"+r.URL] {
+			if lost == nil {
+				lost = &crawlstate.LeaseLostError{Source: source, Owner: r.Lease}
+			}
+			lost.URLs = append(lost.URLs, r.URL)
+			continue
+		}
+		kept = append(kept, *r)
+	}
+	return kept, lost, nil
 }
 
 // rounds splits results into rounds in which each URL appears once,
@@ -124,6 +196,7 @@ func rounds(results []crawlstate.Result) [][]*crawlstate.Result {
 // roundArgs are the arrays of one round's statements.
 type roundArgs struct {
 	url, hash, etag, lastModified, title, canonical, aliasOf, excluded []string
+	lease                                                              []string
 	at, interval, next, lastChanged, elapsed, originModified           []int64
 	gone, notModified, changed, body, stats                            []bool
 	recent                                                             [][]byte
@@ -177,6 +250,7 @@ func (a *roundArgs) add(r *crawlstate.Result) {
 	a.changeRate = append(a.changeRate, st.ChangeRate)
 	a.weight = append(a.weight, st.Weight)
 	a.excluded = append(a.excluded, r.Excluded)
+	a.lease = append(a.lease, r.Lease)
 
 	for _, e := range r.Events {
 		u := e.URL
@@ -240,7 +314,7 @@ func (s *State) recordRound(ctx context.Context, tx pgx.Tx, source string, round
 	b := &pgx.Batch{}
 	b.Queue(s.q(recordSQL), source, a.url, a.at, a.gone, a.notModified, a.changed, a.hash, a.etag, a.lastModified,
 		a.interval, a.next, a.body, a.title, a.canonical, a.aliasOf, a.stats,
-		a.lastChanged, a.elapsed, a.recent, a.originModified, a.changeRate, a.weight, a.excluded)
+		a.lastChanged, a.elapsed, a.recent, a.originModified, a.changeRate, a.weight, a.excluded, a.lease)
 	var parts []string // what each further statement writes, for errors
 	if len(a.noLinks) > 0 {
 		b.Queue(s.q(deleteLinksSQL), source, a.noLinks)
@@ -310,12 +384,21 @@ func (s *State) RecordFailure(ctx context.Context, source string, f crawlstate.F
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET failures = failures + 1, last_error = $1, last_stage = $2,
 	last_failure = $3, next_check = coalesce($4, next_check), offer_run = NULL, lease_owner = NULL, lease_expires = NULL
-WHERE source = $5 AND url = $6`), msg, f.Stage, backend.EncTime(f.At), retry, source, f.URL)
+WHERE source = $5 AND url = $6 AND ($7 = '' OR (lease_owner = $7 AND offer_run IS NOT NULL))`), msg, f.Stage, backend.EncTime(f.At), retry, source, f.URL, f.Lease)
 	if err != nil {
 		return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, f.URL, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return check.NoSuchURL(op, source, f.URL)
+	if tag.RowsAffected() == 1 {
+		return nil
 	}
-	return nil
+	if f.Lease != "" {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM {s}.pages WHERE source = $1 AND url = $2)`), source, f.URL).Scan(&exists); err != nil {
+			return fmt.Errorf("crawlstate/postgres: %s %q: %w", op, f.URL, err)
+		}
+		if exists {
+			return &crawlstate.LeaseLostError{Source: source, Owner: f.Lease, URLs: []string{f.URL}}
+		}
+	}
+	return check.NoSuchURL(op, source, f.URL)
 }

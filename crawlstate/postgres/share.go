@@ -25,22 +25,40 @@ var (
 	_ crawlstate.TrustStore    = (*State)(nil)
 )
 
-// Offer implements crawlstate.Sharer: one UPDATE that marks the rows of
-// urls offered for run and ends their leases.
-func (s *State) Offer(ctx context.Context, source string, run time.Time, urls []string) (int, error) {
+// offerSQL offers the rows of urls $3 for run $2 and ends their leases,
+// while owner $4 holds the source's run lock: the lock row is read FOR
+// SHARE, so a Lock that takes it over waits for the offer to commit. It
+// returns whether the lock is held and how many rows it offered.
+var offerSQL = `
+WITH l AS (SELECT 1 FROM {s}.run_locks WHERE source = $1 AND owner = $4 FOR SHARE),
+u AS (
+	UPDATE {s}.pages SET offer_run = $2, lease_owner = NULL, lease_expires = NULL
+	WHERE source = $1 AND url = ANY($3::text[]) AND EXISTS (SELECT 1 FROM l)
+	RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM l), (SELECT count(*) FROM u)`
+
+// Offer implements crawlstate.Sharer: one statement that checks the run
+// lock, marks the rows of urls offered for run and ends their leases.
+func (s *State) Offer(ctx context.Context, source string, run time.Time, owner string, urls []string) (int, error) {
 	const op = "offer"
-	if err := check.Run(op, source, run); err != nil {
+	if err := check.Offer(source, run, owner); err != nil {
 		return 0, err
 	}
 	if len(urls) == 0 {
 		return 0, ctx.Err()
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.pages SET offer_run = $2, lease_owner = NULL, lease_expires = NULL
-WHERE source = $1 AND url = ANY($3::text[])`), source, backend.EncTime(run), urls)
-	if err != nil {
+	var (
+		locked bool
+		n      int
+	)
+	if err := s.pool.QueryRow(ctx, s.q(offerSQL), source, backend.EncTime(run), urls, owner).Scan(&locked, &n); err != nil {
 		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
-	return int(tag.RowsAffected()), nil
+	if !locked {
+		return 0, check.NotLocker(source, owner)
+	}
+	return n, nil
 }
 
 // claimSQL leases up to $6 offered rows of run $2 to owner $3 until $5,
@@ -126,6 +144,40 @@ func (s *State) Extend(ctx context.Context, source, owner string, now time.Time,
 		return 0, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// Renew implements crawlstate.Sharer: one UPDATE of owner's leases among
+// urls, which returns the URLs it renewed.
+func (s *State) Renew(ctx context.Context, source, owner string, urls []string, now time.Time, ttl time.Duration) ([]string, error) {
+	const op = "renew"
+	if err := check.Lease(op, source, owner, ttl); err != nil {
+		return nil, err
+	}
+	held := []string{}
+	if len(urls) == 0 {
+		return held, ctx.Err()
+	}
+	rows, err := s.pool.Query(ctx, s.q(`UPDATE {s}.pages SET lease_expires = $4
+WHERE source = $1 AND lease_owner = $2 AND offer_run IS NOT NULL AND url = ANY($3::text[])
+RETURNING url`), source, owner, urls, backend.EncTime(now.Add(ttl)))
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("crawlstate/postgres: %s of %q: %w", op, source, err)
+	}
+	renewed := make(map[string]bool, len(got))
+	for _, u := range got {
+		renewed[u] = true
+	}
+	for _, u := range urls {
+		if renewed[u] {
+			held = append(held, u)
+			renewed[u] = false // a URL given twice is returned once
+		}
+	}
+	return held, nil
 }
 
 // Release implements crawlstate.Sharer.

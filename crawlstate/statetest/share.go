@@ -40,6 +40,10 @@ func RunSharer(t *testing.T, open Opener) {
 		{"ClaimRace", testClaimRace},
 		{"ClaimHugeLimitBoundsAllocation", testClaimHugeLimit},
 		{"RecordEndsOfferAndLease", testRecordEndsOffer},
+		{"OfferFencedByRunLock", testOfferFenced},
+		{"Renew", testRenew},
+		{"RecordFencedByLease", testRecordFenced},
+		{"RecordFailureFencedByLease", testRecordFailureFenced},
 		{"Extend", testExtend},
 		{"ExtendRejectsBadTTL", testExtendBadTTL},
 		{"ReleaseURLs", testReleaseURLs},
@@ -99,10 +103,17 @@ var (
 	run2 = t0.Add(24 * time.Hour)
 )
 
+// leader is the owner of the run lock that offer takes for its Offer.
+const leader = "leader"
+
+// offer offers urls for the run at as its leader: it takes the source's
+// run lock, offers and releases the lock.
 func offer(t *testing.T, s sharer, source string, at time.Time, urls ...string) int {
 	t.Helper()
-	n, err := s.Offer(ctxT(t), source, at, urls)
+	require.NoError(t, s.Lock(ctxT(t), source, leader, at, leaseTTL))
+	n, err := s.Offer(ctxT(t), source, at, leader, urls)
 	require.NoError(t, err)
+	require.NoError(t, s.Unlock(ctxT(t), source, leader))
 	return n
 }
 
@@ -204,10 +215,13 @@ func testOfferBadArgs(t *testing.T, open Opener) {
 	s := freshSharer(t, open)
 	a := "https://ex.com/a"
 	upsert(t, s, src, t0, disc(a))
-	_, err := s.Offer(ctxT(t), "", run1, []string{a})
+	require.NoError(t, s.Lock(ctxT(t), src, leader, t0, leaseTTL))
+	_, err := s.Offer(ctxT(t), "", run1, leader, []string{a})
 	require.Error(t, err, "an empty source is an error")
-	_, err = s.Offer(ctxT(t), src, time.Time{}, []string{a})
+	_, err = s.Offer(ctxT(t), src, time.Time{}, leader, []string{a})
 	require.Error(t, err, "a zero run is an error")
+	_, err = s.Offer(ctxT(t), src, run1, "", []string{a})
+	require.Error(t, err, "an empty owner is an error")
 
 	requireClaimed(t, claim(t, s, time.Time{}, "A", t0, 10), nil, 0, time.Time{}, "a rejected Offer offers nothing")
 	requireClaimed(t, claim(t, s, run1, "A", t0, 10), nil, 0, time.Time{}, "nothing offered yet")
@@ -474,6 +488,119 @@ func testRecordEndsOffer(t *testing.T, open Opener) {
 	requireClaimed(t, claim(t, s, run1, "D", t0.Add(3*leaseTTL), 10), []string{ok, fail}, 1, t0.Add(4*leaseTTL), "offered again")
 }
 
+func testOfferFenced(t *testing.T, open Opener) {
+	s := freshSharer(t, open)
+	a, b := "https://ex.com/a", "https://ex.com/b"
+	upsert(t, s, src, t0, disc(a, b))
+	ctx := ctxT(t)
+
+	_, err := s.Offer(ctx, src, run1, "L1", []string{a})
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost, "nobody holds the run lock")
+	require.NoError(t, s.Lock(ctx, src, "L1", t0, time.Minute))
+	_, err = s.Offer(ctx, src, run1, "L2", []string{a})
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost, "another owner holds the run lock")
+	requireClaimed(t, claim(t, s, run1, "A", t0, 10), nil, 0, time.Time{}, "a fenced-off Offer offers nothing")
+
+	late := t0.Add(time.Hour) // L1's lock expired: nobody took it yet
+	n, err := s.Offer(ctx, src, run1, "L1", []string{a})
+	require.NoError(t, err, "an expired lock nobody took is still held")
+	require.Equal(t, 1, n)
+	require.NoError(t, s.Lock(ctx, src, "L2", late, time.Minute), "L2 takes the expired lock over")
+	_, err = s.Offer(ctx, src, run1, "L1", []string{b})
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost, "the lock was taken over: the old leader offers nothing")
+	n, err = s.Offer(ctx, src, run2, "L2", []string{b})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	requireClaimed(t, claim(t, s, run1, "A", late, 10), []string{a}, 0, time.Time{}, "run1 holds what L1 offered while it led")
+	requireClaimed(t, claim(t, s, run2, "A", late, 10), []string{b}, 0, time.Time{}, "run2 what L2 offered")
+}
+
+func testRenew(t *testing.T, open Opener) {
+	s := freshSharer(t, open)
+	a, b, c, d := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/d"
+	upsert(t, s, src, t0, disc(a, b, c, d))
+	require.Equal(t, 4, offer(t, s, src, run1, a, b, c, d))
+	requireClaimed(t, claim(t, s, run1, "A", t0, 3), []string{a, b, c}, 0, time.Time{}, "A claims three")
+	ctx := ctxT(t)
+
+	t5 := t0.Add(5 * time.Minute)
+	held, err := s.Renew(ctx, src, "A", []string{c, a, d, "https://ex.com/unknown", a}, t5, leaseTTL)
+	require.NoError(t, err)
+	require.Equal(t, []string{c, a}, held, "A's leases among the URLs, in the order given, each once")
+	requireClaimed(t, claim(t, s, run1, "B", t0.Add(leaseTTL), 10), []string{b, d}, 2, t5.Add(leaseTTL),
+		"a and c last until now+ttl; b expired and is taken over")
+
+	held, err = s.Renew(ctx, src, "A", []string{a, b}, t5, leaseTTL)
+	require.NoError(t, err)
+	require.Equal(t, []string{a}, held, "b was taken over: it is not A's any more")
+	record(t, s, src, crawlstate.Result{URL: a, At: t5})
+	late := t0.Add(2 * time.Hour)
+	held, err = s.Renew(ctx, src, "A", []string{a, c}, late, leaseTTL)
+	require.NoError(t, err)
+	require.Equal(t, []string{c}, held, "a Record ended a's lease; c expired, nobody took it: still A's")
+
+	_, err = s.Renew(ctx, src, "A", []string{c}, late, 0)
+	require.Error(t, err, "a ttl of 0 is an error")
+	held, err = s.Renew(ctx, src, "A", nil, late, leaseTTL)
+	require.NoError(t, err)
+	require.Empty(t, held)
+}
+
+func testRecordFenced(t *testing.T, open Opener) {
+	s := freshSharer(t, open)
+	a, b, c, free := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/free"
+	upsert(t, s, src, t0, disc(a, b, c, free))
+	require.Equal(t, 3, offer(t, s, src, run1, a, b, c))
+	requireClaimed(t, claim(t, s, run1, "A", t0, 3), []string{a, b, c}, 0, time.Time{}, "A claims all")
+	expired := t0.Add(leaseTTL)
+	requireClaimed(t, claim(t, s, run1, "B", expired, 1), []string{a}, 0, time.Time{}, "B takes a over after A's leases expired")
+
+	at := expired.Add(time.Minute)
+	err := s.Record(ctxT(t), src, []crawlstate.Result{
+		{URL: a, At: at, Changed: true, ContentHash: "A-a", Lease: "A"},
+		{URL: b, At: at, Changed: true, ContentHash: "A-b", Lease: "A"},
+		{URL: free, At: at, Changed: true, ContentHash: "free"},
+	})
+	var lost *crawlstate.LeaseLostError
+	require.ErrorAs(t, err, &lost)
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost)
+	require.Equal(t, []string{a}, lost.URLs, "only the row B took over is lost")
+	require.Equal(t, "A", lost.Owner)
+	require.Equal(t, "", get(t, s, src, a).ContentHash, "A's result for a is not written")
+	require.Equal(t, 0, get(t, s, src, a).Visits)
+	require.Equal(t, "A-b", get(t, s, src, b).ContentHash, "b's lease expired but nobody took it: A writes it")
+	require.Equal(t, "free", get(t, s, src, free).ContentHash, "a result without a lease is written")
+
+	record(t, s, src, crawlstate.Result{URL: a, At: at, Changed: true, ContentHash: "B-a", Lease: "B"})
+	require.Equal(t, "B-a", get(t, s, src, a).ContentHash, "B holds a: its write passes")
+	err = s.Record(ctxT(t), src, []crawlstate.Result{{URL: a, At: at, Changed: true, ContentHash: "B-again", Lease: "B"}})
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost, "B's Record ended the lease: a second fenced write is lost")
+	require.Equal(t, 1, get(t, s, src, a).Visits, "a is recorded once")
+	err = s.Record(ctxT(t), src, []crawlstate.Result{{URL: "https://ex.com/unknown", At: at, Lease: "A"}})
+	require.ErrorIs(t, err, crawlstate.ErrNotFound, "an unknown URL is not found, fenced or not")
+}
+
+func testRecordFailureFenced(t *testing.T, open Opener) {
+	s := freshSharer(t, open)
+	a, b := "https://ex.com/a", "https://ex.com/b"
+	upsert(t, s, src, t0, disc(a, b))
+	require.Equal(t, 2, offer(t, s, src, run1, a, b))
+	requireClaimed(t, claim(t, s, run1, "A", t0, 2), []string{a, b}, 0, time.Time{}, "A claims both")
+	expired := t0.Add(leaseTTL)
+	requireClaimed(t, claim(t, s, run1, "B", expired, 1), []string{a}, 0, time.Time{}, "B takes a over")
+
+	err := s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: a, At: expired, Stage: "fetch", Err: "503", Lease: "A"})
+	require.ErrorIs(t, err, crawlstate.ErrLeaseLost)
+	var lost *crawlstate.LeaseLostError
+	require.ErrorAs(t, err, &lost)
+	require.Equal(t, []string{a}, lost.URLs)
+	require.Zero(t, get(t, s, src, a).Failures, "the lost failure is not written")
+	require.NoError(t, s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: b, At: expired, Stage: "fetch", Err: "503", Lease: "A"}))
+	require.Equal(t, 1, get(t, s, src, b).Failures, "b is still A's")
+	err = s.RecordFailure(ctxT(t), src, crawlstate.Failure{URL: "https://ex.com/unknown", At: expired, Stage: "fetch", Err: "x", Lease: "A"})
+	require.ErrorIs(t, err, crawlstate.ErrNotFound)
+}
+
 func testExtend(t *testing.T, open Opener) {
 	s := freshSharer(t, open)
 	a, b, c, x := "https://ex.com/a", "https://ex.com/b", "https://ex.com/c", "https://ex.com/x"
@@ -618,8 +745,10 @@ func testSharerCanceled(t *testing.T, open Opener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 
-	_, err := s.Offer(ctx, src, run1, []string{b})
+	require.NoError(t, s.Lock(ctxT(t), src, leader, t0, leaseTTL))
+	_, err := s.Offer(ctx, src, run1, leader, []string{b})
 	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, s.Unlock(ctxT(t), src, leader))
 	_, _, _, err = s.Claim(ctx, src, run1, "C", t0, leaseTTL, 10)
 	require.ErrorIs(t, err, context.Canceled)
 	requireClaimed(t, claim(t, s, run1, "A", t0, 10), []string{a}, 0, time.Time{}, "a canceled Claim leased nothing, a canceled Offer offered nothing")

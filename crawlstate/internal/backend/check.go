@@ -112,6 +112,25 @@ func (c Checker) Run(op, source string, start time.Time) error {
 	return nil
 }
 
+// Offer checks Sharer.Offer's arguments: a source, a run start and the
+// owner of the run lock.
+func (c Checker) Offer(source string, run time.Time, owner string) error {
+	const op = "offer"
+	if err := c.Run(op, source, run); err != nil {
+		return err
+	}
+	if owner == "" {
+		return c.errorf(op, "source %q: empty owner; pass the owner that holds the run lock", source)
+	}
+	return nil
+}
+
+// NotLocker is the error of an Offer by an owner that does not hold the
+// run lock.
+func (c Checker) NotLocker(source, owner string) error {
+	return c.errorf("offer", "source %q: %q does not hold the run lock: %w", source, owner, crawlstate.ErrLeaseLost)
+}
+
 // Source checks the source of call op (LastModTrust).
 func (c Checker) Source(op, source string) error {
 	if source == "" {
