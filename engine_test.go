@@ -113,7 +113,7 @@ func (f *fixture) row(path string) crawlstate.Row {
 func reconcile(t *testing.T, rep *recrawl.Report) {
 	t.Helper()
 	dueSkips := 0
-	for _, reason := range []string{recrawl.SkipRobots, recrawl.SkipMaxPages, recrawl.SkipBudget, recrawl.SkipAlias, recrawl.SkipShutdown, recrawl.SkipError, recrawl.SkipNotDocument, recrawl.SkipOffHostRedirect} {
+	for _, reason := range []string{recrawl.SkipRobots, recrawl.SkipMaxPages, recrawl.SkipBudget, recrawl.SkipAlias, recrawl.SkipShutdown, recrawl.SkipError, recrawl.SkipNotDocument, recrawl.SkipOffHostRedirect, recrawl.SkipLeaseLost} {
 		dueSkips += rep.Skipped[reason]
 	}
 	require.Equal(t, rep.Discovered, rep.Accepted+rep.Duplicates+rep.SkippedTotal()-dueSkips, "discovered = accepted + duplicates + skipped at discovery")

@@ -57,6 +57,9 @@ var errDead = errors.New("the worker's process is gone")
 type dyingState struct {
 	sharedState
 	dead atomic.Bool
+	// at, when set, is called before each Offer and Claim with the call's
+	// name; the test kills the worker there.
+	at func(call string)
 }
 
 func (d *dyingState) check() error {
@@ -64,6 +67,30 @@ func (d *dyingState) check() error {
 		return errDead
 	}
 	return nil
+}
+
+func (d *dyingState) Offer(ctx context.Context, source string, run time.Time, owner string, urls []string) (int, error) {
+	if d.at != nil {
+		d.at("offer")
+	}
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	return d.sharedState.Offer(ctx, source, run, owner, urls)
+}
+
+func (d *dyingState) RecordRun(ctx context.Context, source string, start time.Time) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	return d.sharedState.RecordRun(ctx, source, start)
+}
+
+func (d *dyingState) Refresh(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	return d.sharedState.Refresh(ctx, source, owner, now, ttl)
 }
 
 func (d *dyingState) Record(ctx context.Context, source string, rs []crawlstate.Result) error {
@@ -81,6 +108,9 @@ func (d *dyingState) RecordFailure(ctx context.Context, source string, f crawlst
 }
 
 func (d *dyingState) Claim(ctx context.Context, source string, run time.Time, owner string, now time.Time, ttl time.Duration, limit int) ([]crawlstate.Row, int, time.Time, error) {
+	if d.at != nil {
+		d.at("claim")
+	}
 	if err := d.check(); err != nil {
 		return nil, 0, time.Time{}, err
 	}
