@@ -114,7 +114,7 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	r.stage(StageFetch, 0)
 	r.countRequests(t, resp, ferr)
 	links := r.handle(ctx, row, resp, ferr, true)
-	r.refreshLock(ctx)
+	r.lock.refreshIfDue(ctx)
 	if r.stopped.Load() && r.fatalErr() != nil {
 		return nil, r.fatalErr()
 	}

@@ -254,6 +254,8 @@ type run struct {
 	// run is the start of the run this one works on: its own start, or,
 	// when it joined a shared run, the start its leader recorded.
 	run time.Time
+	// lock is the run's hold on the source's run lock.
+	lock *runLock
 	// share is the run's share of a shared State (crawlstate.Sharer); nil
 	// when the State is not shared.
 	share *shared
@@ -269,11 +271,9 @@ type run struct {
 	// tally is the run's report, counted by every stage.
 	tally *tally
 
-	lastLock      atomic.Int64 // when the lock was last refreshed, Unix nanoseconds
 	fatal         firstError   // what stopped the run, if an error did
 	discErr       error        // the discovery's *DiscoveryError, set by execute
 	direct        atomic.Int64 // requests sent by fetchers that bypass the engine's transport
-	held          bool         // execute took the run lock: end releases it
 	stopHeartbeat func()       // set by execute, called by end
 
 	// book is what the run's goroutines share of its coordination (not
@@ -339,11 +339,11 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	r.scheduling = scheduling{cfg: &e.cfg, trust: &r.trust}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.tally = newTally(r.source, r.start)
-	r.lastLock.Store(r.start.UnixNano())
 	r.log = e.cfg.Logger.With("source", r.source)
 	if e.st.sharer != nil {
 		r.share = newShared(e.st.sharer, r)
 	}
+	r.lock = newRunLock(r)
 	err := r.execute(ctx, src)
 	// The run's lifetime ends in one order: the heartbeat stops, the lock
 	// is released, the committer drains, and only then is the report
@@ -371,7 +371,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 	if r.share != nil {
 		claimed, join, err = r.lockOrJoin(ctx)
 	} else {
-		err = r.lock(ctx, r.start)
+		err = r.lock.take(ctx, r.start)
 	}
 	if errors.Is(err, errStoppedWaiting) {
 		return nil
@@ -379,8 +379,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 	if err != nil {
 		return fmt.Errorf("recrawl: run %s: %w", r.source, err)
 	}
-	r.held = true
-	r.stopHeartbeat = r.heartbeat(ctx)
+	r.stopHeartbeat = r.lock.heartbeat(ctx)
 	r.log.InfoContext(ctx, "run started", "joined", join)
 	r.commits = newCommitter(ctx, r)
 	if en, ok := src.(discover.Entrier); ok && e.limits.RespectRobots {
@@ -477,7 +476,7 @@ func (r *run) end(ctx context.Context) *Report {
 	if r.stopHeartbeat != nil {
 		r.stopHeartbeat()
 	}
-	r.unlock(ctx)
+	r.lock.release(ctx)
 	if r.commits != nil {
 		r.commits.close() // every outcome is committed and counted
 	}

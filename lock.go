@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/recrawl/recrawl/clock"
@@ -71,51 +73,83 @@ func newOwner(start time.Time) lockOwner {
 	return lockOwner{Host: host, PID: os.Getpid(), Start: start, ID: hex.EncodeToString(b[:])}
 }
 
-// lock takes the source's run lock at now. A lock held by a process of
+// runLock is a run's hold on its source's run lock: taking it, keeping
+// it alive (the heartbeat, and the refresh after each page), releasing it.
+// A shared run past its offer holds no lock: its keep-alive extends the
+// leases of the rows it claimed instead.
+type runLock struct {
+	st     crawlstate.State
+	source string
+	owner  string
+	ttl    time.Duration
+	clk    clock.Clock
+	log    *slog.Logger
+	tally  *tally
+	share  *shared      // nil when the State is not shared
+	lost   func(error)  // called when the lock was taken over: the run ends
+	last   atomic.Int64 // when the lock was last refreshed, Unix nanoseconds
+	held   bool         // taken and not released; read and written by the run's goroutine
+}
+
+func newRunLock(r *run) *runLock {
+	l := &runLock{st: r.e.st, source: r.source, owner: r.owner, ttl: r.e.cfg.LockTTL, clk: r.e.cfg.Clock,
+		log: r.log, tally: r.tally, share: r.share, lost: r.setFatal}
+	l.last.Store(r.start.UnixNano())
+	return l
+}
+
+// take takes the source's run lock at now. A lock held by a process of
 // this host that no longer exists (a crashed run) is taken over at once
 // instead of waiting for it to expire.
-func (r *run) lock(ctx context.Context, now time.Time) error {
-	st := r.e.st
-	err := st.Lock(ctx, r.source, r.owner, now, r.e.cfg.LockTTL)
+func (l *runLock) take(ctx context.Context, now time.Time) error {
+	err := l.lock(ctx, now)
+	if err == nil {
+		l.held = true
+		l.last.Store(now.UnixNano())
+	}
+	return err
+}
+
+func (l *runLock) lock(ctx context.Context, now time.Time) error {
+	err := l.st.Lock(ctx, l.source, l.owner, now, l.ttl)
 	var held *crawlstate.LockHeldError
 	if !errors.As(err, &held) {
 		return err
 	}
 	o, ok := parseOwner(held.Owner)
-	me := newOwner(r.start)
+	me := newOwner(now)
 	if !ok || o.Host != me.Host || me.Host == "unknown" || o.PID == me.PID || processAlive(o.PID) {
 		return err
 	}
-	r.log.WarnContext(ctx, "taking over the run lock of a process that is gone",
+	l.log.WarnContext(ctx, "taking over the run lock of a process that is gone",
 		"previous_owner", held.Owner, "acquired", held.Acquired, "expires", held.Expires)
-	if err := st.Unlock(ctx, r.source, held.Owner); err != nil {
+	if err := l.st.Unlock(ctx, l.source, held.Owner); err != nil {
 		return err
 	}
-	return st.Lock(ctx, r.source, r.owner, now, r.e.cfg.LockTTL)
+	return l.st.Lock(ctx, l.source, l.owner, now, l.ttl)
 }
 
-// unlock releases the run lock execute took, even when ctx is cancelled;
-// a failure is logged and counted (the lock expires after LockTTL). A
-// run that does not hold it (any more) releases nothing.
-func (r *run) unlock(ctx context.Context) {
-	if !r.held {
+// release releases the lock, even when ctx is cancelled; a failure is
+// logged and counted (the lock expires after LockTTL). A run that does
+// not hold it (any more) releases nothing.
+func (l *runLock) release(ctx context.Context) {
+	if !l.held {
 		return
 	}
-	r.held = false
-	if err := r.e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
-		r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
+	l.held = false
+	if err := l.st.Unlock(context.WithoutCancel(ctx), l.source, l.owner); err != nil {
+		l.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
+		l.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
 	}
 }
 
 // heartbeat refreshes the run lock every LockTTL/3 on the engine's clock
 // while the run lives, so a run stalled on one slow request keeps its
 // lock. The returned function stops it. On a self-advancing clock (an auto
-// fake) no ticker runs; the refresh after each page (refreshLock) keeps
+// fake) no ticker runs; the refresh after each page (refreshIfDue) keeps
 // the lock instead.
-func (r *run) heartbeat(ctx context.Context) (stop func()) {
-	clk := r.e.cfg.Clock
-	if sa, ok := clk.(clock.SelfAdvancing); ok && sa.SelfAdvancing() {
+func (l *runLock) heartbeat(ctx context.Context) (stop func()) {
+	if sa, ok := l.clk.(clock.SelfAdvancing); ok && sa.SelfAdvancing() {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -123,10 +157,10 @@ func (r *run) heartbeat(ctx context.Context) (stop func()) {
 	go func() {
 		defer close(done)
 		for {
-			if clock.Sleep(ctx, clk, r.e.cfg.LockTTL/3) != nil {
+			if clock.Sleep(ctx, l.clk, l.ttl/3) != nil {
 				return
 			}
-			if !r.refresh(ctx, clk.Now()) {
+			if !l.refresh(ctx, l.clk.Now()) {
 				return
 			}
 		}
@@ -137,12 +171,12 @@ func (r *run) heartbeat(ctx context.Context) (stop func()) {
 	}
 }
 
-// refreshLock keeps the run lock alive during long runs: it refreshes when
-// a third of LockTTL passed since the last refresh.
-func (r *run) refreshLock(ctx context.Context) {
-	now := r.e.cfg.Clock.Now()
-	if now.Sub(time.Unix(0, r.lastLock.Load())) > r.e.cfg.LockTTL/3 {
-		r.refresh(ctx, now)
+// refreshIfDue keeps the run lock alive during long runs: it refreshes
+// when a third of LockTTL passed since the last refresh.
+func (l *runLock) refreshIfDue(ctx context.Context) {
+	now := l.clk.Now()
+	if now.Sub(time.Unix(0, l.last.Load())) > l.ttl/3 {
+		l.refresh(ctx, now)
 	}
 }
 
@@ -153,31 +187,30 @@ func (r *run) refreshLock(ctx context.Context) {
 // renewed before it is requested and its write fenced, so a row another
 // engine took over meanwhile is neither requested again nor recorded
 // twice).
-func (r *run) refresh(ctx context.Context, now time.Time) bool {
-	e := r.e
-	working := func() bool { return r.share != nil && r.share.working.Load() }
+func (l *runLock) refresh(ctx context.Context, now time.Time) bool {
+	working := func() bool { return l.share != nil && l.share.working.Load() }
 	if working() {
-		if !r.share.extend(ctx, now) {
+		if !l.share.extend(ctx, now) {
 			return false
 		}
-	} else if err := e.st.Refresh(ctx, r.source, r.owner, now, e.cfg.LockTTL); err != nil {
+	} else if err := l.st.Refresh(ctx, l.source, l.owner, now, l.ttl); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
 		if working() {
 			return true // the lock was released for the work phase meanwhile
 		}
-		r.log.WarnContext(ctx, "refreshing the run lock failed", "err", err)
+		l.log.WarnContext(ctx, "refreshing the run lock failed", "err", err)
 		if errors.Is(err, crawlstate.ErrLockLost) {
-			r.setFatal(fmt.Errorf("recrawl: run %s: %w", r.source, err))
+			l.lost(fmt.Errorf("recrawl: run %s: %w", l.source, err))
 			return false
 		}
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Lock++ })
+		l.tally.add(func(rep *Report) { rep.StateWriteFailures.Lock++ })
 		return true // a passing state error: the next tick tries again
 	}
 	for t := now.UnixNano(); ; {
-		last := r.lastLock.Load()
-		if t <= last || r.lastLock.CompareAndSwap(last, t) {
+		last := l.last.Load()
+		if t <= last || l.last.CompareAndSwap(last, t) {
 			return true
 		}
 	}

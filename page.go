@@ -43,7 +43,7 @@ func (r *run) process(ctx context.Context, row crawlstate.Row, bodies chan<- fet
 		return
 	}
 	r.handle(ctx, row, resp, err, false)
-	r.refreshLock(ctx)
+	r.lock.refreshIfDue(ctx)
 }
 
 // admitRow applies a shared run's lease, robots.txt and the page cap

@@ -46,7 +46,7 @@ func (r *run) startStages(ctx context.Context) *stages {
 			defer s.extracts.Done()
 			for f := range s.bodies {
 				r.handle(ctx, f.row, f.resp, nil, false)
-				r.refreshLock(ctx)
+				r.lock.refreshIfDue(ctx)
 			}
 		}()
 	}
@@ -369,7 +369,7 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 		r.stage(StageFetch, 0)
 		r.countRequests(nil, resp, ferr)
 		r.handle(ctx, admitted[i], resp, ferr, false)
-		r.refreshLock(ctx)
+		r.lock.refreshIfDue(ctx)
 	})
 	if ctx.Err() != nil {
 		return

@@ -300,11 +300,10 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 	waited := false
 	for {
 		now := clk.Now()
-		err := r.lock(ctx, now)
+		err := r.lock.take(ctx, now)
 		if err == nil {
 			if waited {
 				r.start, r.run = now, now
-				r.lastLock.Store(now.UnixNano())
 				r.tally.add(func(rep *Report) { rep.StartedAt = now })
 			}
 			break
@@ -327,12 +326,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 			return nil, false, err
 		}
 	}
-	unlock := func() {
-		if err := e.st.Unlock(context.WithoutCancel(ctx), r.source, r.owner); err != nil {
-			r.log.WarnContext(ctx, "releasing the run lock failed; it expires after LockTTL", "err", err)
-			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Releases++ })
-		}
-	}
+	unlock := func() { r.lock.release(ctx) }
 	latest, err := sh.latest(ctx)
 	if err != nil {
 		unlock()
@@ -419,7 +413,7 @@ func (r *run) offerDue(ctx context.Context) error {
 		err = cmp.Or(qerr, oerr)
 	}
 	if err != nil {
-		r.unlock(ctx)
+		r.lock.release(ctx)
 		return err
 	}
 	return r.completeOffer(ctx)
@@ -430,11 +424,11 @@ func (r *run) offerDue(ctx context.Context) error {
 // cannot record its start offered rows nobody joins: the error says so.
 func (r *run) completeOffer(ctx context.Context) error {
 	if err := r.share.sh.RecordRun(ctx, r.source, r.run); err != nil {
-		r.unlock(ctx)
+		r.lock.release(ctx)
 		return fmt.Errorf("recrawl: recording the run of %s: %w", r.source, err)
 	}
 	r.share.working.Store(true) // before the unlock: the heartbeat extends leases now
-	r.unlock(ctx)
+	r.lock.release(ctx)
 	return nil
 }
 
