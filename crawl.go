@@ -23,8 +23,8 @@ type pageHandler struct {
 // Prepare implements discover.PageHandler.
 func (h *pageHandler) Prepare(ctx context.Context, rawURL string, depth int) (context.Context, discover.Validators, string, error) {
 	r, d := h.r, h.d
-	if r.halted() {
-		return ctx, discover.Validators{}, r.stoppedBy(), nil
+	if r.halt.halted() {
+		return ctx, discover.Validators{}, r.halt.by(), nil
 	}
 	n, err := r.e.cfg.Normalize.URL(rawURL)
 	if err != nil {
@@ -115,13 +115,11 @@ func (h *pageHandler) Handle(ctx context.Context, page discover.CrawledPage) ([]
 	r.countRequests(t, resp, ferr)
 	links := r.handle(ctx, row, resp, ferr, true)
 	r.lock.refreshIfDue(ctx)
-	if r.stopped.Load() && r.fatalErr() != nil {
-		return nil, r.fatalErr()
+	if r.halt.stopped.Load() && r.halt.err() != nil {
+		return nil, r.halt.err()
 	}
 	return links, nil
 }
-
-func (r *run) fatalErr() error { return r.fatal.get() }
 
 // crawledResponse turns a crawled answer into what a Fetcher would have
 // returned: a Response for definitive answers, a *fetch.StatusError for the

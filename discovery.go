@@ -73,13 +73,13 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	var out discovery
 	var le *discover.LimitError
 	switch {
-	case err == nil && r.halted():
+	case err == nil && r.halt.halted():
 		// Shutdown, a cap or a fatal error cut a crawl short: what it did
 		// not reach is not missing.
 		r.tally.add(func(rep *Report) {
 			rep.Incomplete = true
 		})
-		r.log.InfoContext(ctx, "run stopped during discovery; nothing counted missing", "stopped_by", r.stoppedBy())
+		r.log.InfoContext(ctx, "run stopped during discovery; nothing counted missing", "stopped_by", r.halt.by())
 		return out, nil
 	case err == nil:
 	case errors.As(err, &le):

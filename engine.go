@@ -261,8 +261,8 @@ type run struct {
 	share *shared
 
 	budget     budget
-	stopped    atomic.Bool // a cap, the budget or a fatal error ended the run: dispatch no more rows
-	scheduling             // the plan, the rescheduling chain, the co-change model
+	halt       halt // what stops the run: a cap, the budget, Shutdown or a fatal error
+	scheduling      // the plan, the rescheduling chain, the co-change model
 	// exposed holds the rows not due that planning found exposed to
 	// their siblings' changes and worth a look, for the first wave.
 	exposed []crawlstate.Row
@@ -271,7 +271,6 @@ type run struct {
 	// tally is the run's report, counted by every stage.
 	tally *tally
 
-	fatal         firstError   // what stopped the run, if an error did
 	discErr       error        // the discovery's *DiscoveryError, set by execute
 	direct        atomic.Int64 // requests sent by fetchers that bypass the engine's transport
 	stopHeartbeat func()       // set by execute, called by end
@@ -339,6 +338,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	r.scheduling = scheduling{cfg: &e.cfg, trust: &r.trust}
 	r.budget.max = int64(e.limits.MaxPages)
 	r.tally = newTally(r.source, r.start)
+	r.halt = halt{tally: r.tally, closing: &e.closing}
 	r.log = e.cfg.Logger.With("source", r.source)
 	if e.st.sharer != nil {
 		r.share = newShared(e.st.sharer, r)
@@ -350,7 +350,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 	// read, a copy that nothing changes after.
 	rep := r.end(ctx)
 	if err == nil {
-		err = r.fatal.get()
+		err = r.halt.err()
 	}
 	if err == nil {
 		err = r.discErr
@@ -504,44 +504,6 @@ func finished(rep *Report, at time.Time) *Report {
 	return rep
 }
 
-// stoppedBy returns what stopped the run so far ("" if nothing).
-func (r *run) stoppedBy() string { return r.tally.stoppedBy() }
-
-// haltReason is the skip reason of a due URL a stopped run did not reach.
-func (r *run) haltReason() string {
-	switch reason := r.stoppedBy(); reason {
-	case StopShutdown:
-		return SkipShutdown
-	case StopError:
-		return SkipError
-	case StopBudget:
-		return SkipBudget
-	default:
-		return SkipMaxPages
-	}
-}
-
-// stopWith ends the dispatch of rows; the first cap to hit is reported.
-func (r *run) stopWith(reason string) {
-	r.tally.stop(reason)
-	r.stopped.Store(true)
-}
-
-// halted reports whether the run must dispatch no further page: a cap, the
-// budget or a fatal error stopped it, or the engine is shutting down.
-func (r *run) halted() bool {
-	if r.e.closing.Load() && !r.stopped.Load() {
-		r.stopWith(StopShutdown)
-	}
-	return r.stopped.Load()
-}
-
-// setFatal ends the run with err (the first one stays).
-func (r *run) setFatal(err error) {
-	r.fatal.set(err)
-	r.stopWith(StopError)
-}
-
 // guarded is a value that goroutines share under a mutex, taken in one
 // place: with.
 type guarded[T any] struct {
@@ -560,19 +522,6 @@ func (g *guarded[T]) with(fn func(v *T)) {
 type book struct {
 	handled map[string]bool    // URLs whose outcome this run already recorded (crawls)
 	tickets map[string]*ticket // crawled URLs prepared and not yet handled
-}
-
-// firstError holds the first error set, for any goroutine to set and
-// read.
-type firstError struct{ p atomic.Pointer[error] }
-
-func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
-
-func (f *firstError) get() error {
-	if p := f.p.Load(); p != nil {
-		return *p
-	}
-	return nil
 }
 
 // fatalError reports errors that must stop a run: the fetcher says so.

@@ -93,7 +93,7 @@ type runLock struct {
 
 func newRunLock(r *run) *runLock {
 	l := &runLock{st: r.e.st, source: r.source, owner: r.owner, ttl: r.e.cfg.LockTTL, clk: r.e.cfg.Clock,
-		log: r.log, tally: r.tally, share: r.share, lost: r.setFatal}
+		log: r.log, tally: r.tally, share: r.share, lost: r.halt.fail}
 	l.last.Store(r.start.UnixNano())
 	return l
 }

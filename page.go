@@ -21,8 +21,8 @@ import (
 // process fetches one row of the due queue. An answer with a body goes to
 // the extraction stage (bodies); any other outcome is recorded here.
 func (r *run) process(ctx context.Context, row crawlstate.Row, bodies chan<- fetched) {
-	if r.halted() {
-		r.skipDue(row, r.haltReason())
+	if r.halt.halted() {
+		r.skipDue(row, r.halt.reason())
 		return
 	}
 	if !r.admitRow(ctx, row) {
@@ -73,8 +73,8 @@ func (r *run) admitRow(ctx context.Context, row crawlstate.Row) bool {
 		}
 	}
 	if !r.budget.take() {
-		r.stopWith(StopMaxPages)
-		r.skipDue(row, r.haltReason())
+		r.halt.stop(StopMaxPages)
+		r.skipDue(row, r.halt.reason())
 		return false
 	}
 	return true
@@ -99,14 +99,14 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		case ctx.Err() != nil:
 			// Interrupted: the row stays due, nothing to record.
 		case errors.Is(ferr, fetch.ErrCapReached):
-			r.stopWith(StopMaxPages) // a retry, redirect or crawl request met the cap: the row stays due
+			r.halt.stop(StopMaxPages) // a retry, redirect or crawl request met the cap: the row stays due
 			r.skipDue(row, SkipMaxPages)
 		case errors.Is(ferr, fetch.ErrOffHostRedirect):
 			r.skipDue(row, SkipOffHostRedirect)
 		case errors.Is(ferr, fetch.ErrDenied):
 			r.skipDue(row, SkipRobots) // a redirect led to a disallowed URL, or a crawl link is disallowed
 		case fatalError(ferr):
-			r.setFatal(ferr)
+			r.halt.fail(ferr)
 			r.skipDue(row, SkipError) // not the page's fault: the row stays as it was
 		default:
 			r.fail(ctx, row, StageFetch, 0, ferr)
@@ -145,7 +145,7 @@ func (r *run) handle(ctx context.Context, row crawlstate.Row, resp *fetch.Respon
 		if err != nil && ctx.Err() == nil {
 			// The page is recorded; the crawl cannot go on from it.
 			r.log.WarnContext(ctx, "reading stored links failed; the crawl does not follow them", "url", row.URL, "err", err)
-			r.setFatal(fmt.Errorf("recrawl: reading the links of %s: %w", row.URL, err))
+			r.halt.fail(fmt.Errorf("recrawl: reading the links of %s: %w", row.URL, err))
 		}
 		return links
 	default:

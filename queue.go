@@ -77,10 +77,10 @@ func (s *stages) wait() {
 // offered): a halted run skips it (it stays due), and a row a crawl of
 // this run already requested leaves Report.Due.
 func (r *run) passes(row *crawlstate.Row) bool {
-	if r.halted() {
+	if r.halt.halted() {
 		// The rest of the queue is not requested: each row is skipped
 		// with its own event and stays due.
-		r.skipDue(*row, r.haltReason())
+		r.skipDue(*row, r.halt.reason())
 		return false
 	}
 	return !r.crawled(row.URL)
@@ -344,8 +344,8 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 		if ctx.Err() != nil {
 			return
 		}
-		if r.halted() {
-			r.skipDue(row, r.haltReason())
+		if r.halt.halted() {
+			r.skipDue(row, r.halt.reason())
 			continue
 		}
 		if r.admitRow(ctx, row) {
@@ -375,7 +375,7 @@ func (r *run) fetchBatch(ctx context.Context, rows []crawlstate.Row) {
 		return
 	}
 	if err != nil && fatalError(err) {
-		r.setFatal(fmt.Errorf("recrawl: batch fetch: %w", err))
+		r.halt.fail(fmt.Errorf("recrawl: batch fetch: %w", err))
 		return
 	}
 	for i, row := range admitted {

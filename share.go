@@ -312,7 +312,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		if !errors.As(err, &held) {
 			return nil, false, err
 		}
-		if r.halted() {
+		if r.halt.halted() {
 			return nil, false, errStoppedWaiting // Shutdown: stop waiting
 		}
 		// Another engine leads a run of the source: it releases the
@@ -460,7 +460,7 @@ func (r *run) work(ctx context.Context, claimed []crawlstate.Row) error {
 			r.fetchPlain(ctx, s, plain, true)
 			claimed = nil
 		}
-		if ctx.Err() != nil || r.halted() {
+		if ctx.Err() != nil || r.halt.halted() {
 			break
 		}
 		now := clk.Now()

@@ -80,7 +80,7 @@ func (sl *selector) fetchDue(ctx context.Context) error {
 		return nil
 	}
 	w2 := &wave{limit: max(limit-w.used, 0), rank: rank, capped: capped, last: true}
-	if r.halted() {
+	if r.halt.halted() {
 		w2.limit = 0
 	}
 	var err error
