@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/recrawl/recrawl/alert"
 	"github.com/recrawl/recrawl/clock"
 	"github.com/recrawl/recrawl/crawlstate"
+	"github.com/recrawl/recrawl/internal/retry"
 )
 
 // Alert is a page-change alert: the canonical page, both content hashes,
@@ -76,73 +78,91 @@ func storedAlert(source string, a *Alert, row crawlstate.Row) (crawlstate.Alert,
 	return crawlstate.Alert{ID: a.ID, Source: source, URL: a.URL, Kind: string(a.Kind), CreatedAt: a.DetectedAt, Payload: payload}, nil
 }
 
+// alerter delivers a run's alerts to the sink: each new one once its
+// commit stored it, and at the start of a run those earlier runs left
+// pending. Its methods are safe for the run's goroutines.
+type alerter struct {
+	sink     alert.Sink
+	st       *store
+	source   string
+	attempts int // Config.StageAttempts
+	clk      clock.Clock
+	log      *slog.Logger
+	tally    *tally
+	share    *shared // nil when the State is not shared
+}
+
+func newAlerter(r *run) *alerter {
+	e := r.e
+	return &alerter{sink: e.cfg.Alerts, st: e.st, source: r.source, attempts: e.cfg.StageAttempts,
+		clk: e.cfg.Clock, log: r.log, tally: r.tally, share: r.share}
+}
+
 // deliver hands a committed alert to the sink, retrying up to
-// StageAttempts times, and records the acknowledgement. An alert that is
-// not acknowledged stays pending and is delivered again, with the same ID,
-// at the start of the next run.
+// StageAttempts times (waiting retry.Exp: one second, then two, ...),
+// and records the acknowledgement. An alert that is not acknowledged
+// stays pending and is delivered again, with the same ID, at the start of
+// the next run. When p is not nil the attempts are p's stage events.
 //
 // On a shared State the run first leases the alert (Sharer.ClaimAlert):
 // when another engine holds it or delivered it, this run leaves it to
 // that engine.
-func (r *run) deliver(ctx context.Context, p *pageRun, a Alert) {
-	e := r.e
-	if !r.share.claimAlert(ctx, a.ID) {
+func (d *alerter) deliver(ctx context.Context, p *pageRun, a Alert) {
+	if !d.share.claimAlert(ctx, a.ID) {
 		return
 	}
 	var err error
-	for attempt := 1; attempt <= e.cfg.StageAttempts; attempt++ {
-		r.stage(StageAlert, 0)
-		if err = e.cfg.Alerts.Deliver(ctx, a); err == nil {
+	for attempt := 1; attempt <= d.attempts; attempt++ {
+		d.tally.stage(StageAlert, 0)
+		if err = d.sink.Deliver(ctx, a); err == nil {
 			break
 		}
-		r.stage(StageAlert, -1)
+		d.tally.stage(StageAlert, -1)
 		if p != nil {
 			p.event(StageAlert, false, err.Error(), a.ID)
 		}
-		if ctx.Err() != nil || attempt == e.cfg.StageAttempts {
+		if ctx.Err() != nil || attempt == d.attempts {
 			break
 		}
-		if clock.Sleep(ctx, e.cfg.Clock, time.Duration(attempt)*time.Second) != nil {
+		if clock.Sleep(ctx, d.clk, retry.Exp(attempt-1, time.Second, 30*time.Second)) != nil {
 			break
 		}
 	}
-	st := e.st
-	now := e.cfg.Clock.Now()
+	now := d.clk.Now()
 	if err != nil {
-		r.tally.add(func(rep *Report) {
+		d.tally.add(func(rep *Report) {
 			rep.AlertsPending++
 		})
-		if merr := st.MarkAlertFailed(context.WithoutCancel(ctx), a.ID, now, err.Error()); merr != nil {
-			r.log.WarnContext(ctx, "recording an alert failure failed", "alert", a.ID, "err", merr)
-			r.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
+		if merr := d.st.MarkAlertFailed(context.WithoutCancel(ctx), a.ID, now, err.Error()); merr != nil {
+			d.log.WarnContext(ctx, "recording an alert failure failed", "alert", a.ID, "err", merr)
+			d.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
 		}
-		r.log.WarnContext(ctx, "alert not delivered; it stays pending", "alert", a.ID, "url", a.URL, "err", err)
+		d.log.WarnContext(ctx, "alert not delivered; it stays pending", "alert", a.ID, "url", a.URL, "err", err)
 		return
 	}
-	r.stage(StageAlert, 1)
+	d.tally.stage(StageAlert, 1)
 	if p != nil {
 		p.event(StageAlert, true, "", a.ID)
 	}
-	if merr := st.MarkDelivered(context.WithoutCancel(ctx), a.ID, now); merr != nil {
+	if merr := d.st.MarkDelivered(context.WithoutCancel(ctx), a.ID, now); merr != nil {
 		// The sink has it; at worst it is sent again with the same ID.
-		r.log.WarnContext(ctx, "recording an alert delivery failed", "alert", a.ID, "err", merr)
-		r.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
+		d.log.WarnContext(ctx, "recording an alert delivery failed", "alert", a.ID, "err", merr)
+		d.tally.add(func(rep *Report) { rep.StateWriteFailures.Alerts++ })
 		return
 	}
-	r.tally.add(func(rep *Report) {
+	d.tally.add(func(rep *Report) {
 		rep.AlertsDelivered++
 	})
 }
 
 // deliverPending delivers the source's alerts that an earlier run stored
 // but did not get acknowledged (a crash, a failing sink).
-func (r *run) deliverPending(ctx context.Context) error {
-	e := r.e
-	if e.cfg.Alerts == nil {
+func (d *alerter) deliverPending(ctx context.Context) error {
+	if d.sink == nil {
 		return nil
 	}
 	for {
-		pending, err := e.st.PendingAlerts(ctx, r.source, 100)
+		pending, err := d.st.PendingAlerts(ctx, d.source, 100)
 		if err != nil {
 			return fmt.Errorf("recrawl: reading pending alerts: %w", err)
 		}
@@ -150,13 +170,13 @@ func (r *run) deliverPending(ctx context.Context) error {
 		for _, sa := range pending {
 			var env envelope
 			if err := json.Unmarshal(sa.Payload, &env); err != nil {
-				r.log.WarnContext(ctx, "stored alert unreadable; skipped", "alert", sa.ID, "err", err)
+				d.log.WarnContext(ctx, "stored alert unreadable; skipped", "alert", sa.ID, "err", err)
 				continue
 			}
 			delivered := func(rep *Report) int { return rep.AlertsDelivered }
-			before := read(r.tally, delivered)
-			r.deliver(ctx, nil, env.Alert)
-			if read(r.tally, delivered) > before {
+			before := read(d.tally, delivered)
+			d.deliver(ctx, nil, env.Alert)
+			if read(d.tally, delivered) > before {
 				progress = true
 			}
 			if ctx.Err() != nil {

@@ -256,6 +256,8 @@ type run struct {
 	run time.Time
 	// lock is the run's hold on the source's run lock.
 	lock *runLock
+	// alerts delivers the run's alerts.
+	alerts *alerter
 	// share is the run's share of a shared State (crawlstate.Sharer); nil
 	// when the State is not shared.
 	share *shared
@@ -344,6 +346,7 @@ func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) 
 		r.share = newShared(e.st.sharer, r)
 	}
 	r.lock = newRunLock(r)
+	r.alerts = newAlerter(r)
 	err := r.execute(ctx, src)
 	// The run's lifetime ends in one order: the heartbeat stops, the lock
 	// is released, the committer drains, and only then is the report
@@ -415,7 +418,7 @@ func (r *run) execute(ctx context.Context, src discover.Source) error {
 		return err
 	}
 	// Alerts a crash or a failing sink left undelivered go out first.
-	if err := r.deliverPending(ctx); err != nil {
+	if err := r.alerts.deliverPending(ctx); err != nil {
 		r.share.end(ctx)
 		return err
 	}

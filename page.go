@@ -464,7 +464,7 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 		return
 	}
 	if a != nil {
-		r.deliver(ctx, p, *a)
+		r.alerts.deliver(ctx, p, *a)
 	}
 	p.logEvents(ctx)
 	finish()
