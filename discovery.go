@@ -34,6 +34,7 @@ type discovery struct {
 func (r *run) discover(ctx context.Context, src discover.Source) (discovery, error) {
 	e := r.e
 	d := &discoverer{r: r, seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), seen: map[[2]uint64]struct{}{}}
+	docs := documents{st: e.st, at: r.start, d: d}
 	env := discover.Env{
 		Client:       e.client,
 		MaxDepth:     capOrUnlimited(e.limits.MaxDepth),
@@ -43,7 +44,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		MaxChildren:  capOrNone(e.limits.MaxSitemapChildren),
 		MaxSitemaps:  capOrNone(e.limits.MaxSitemaps),
 		Logger:       e.cfg.Logger,
-		Documents:    documents{st: e.st, at: r.start, d: d},
+		Documents:    docs,
 		Source:       r.source,
 		Normalize:    e.cfg.Normalize,
 		OnUnchanged:  d.unchanged,
@@ -56,7 +57,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 	if en, ok := src.(discover.Entrier); ok {
 		entry = en.EntryURL()
 		var derr error
-		if before, hadBefore, derr = r.storedDocument(ctx, entry); derr != nil {
+		if before, hadBefore, derr = docs.stored(ctx, r.source, entry); derr != nil {
 			return discovery{}, derr
 		}
 	}
@@ -114,7 +115,7 @@ func (r *run) discover(ctx context.Context, src discover.Source) (discovery, err
 		}
 	}
 	if e.cfg.SitemapTrust == TrustAuthoritative && entry != "" && hadBefore {
-		after, ok, err := r.storedDocument(ctx, entry)
+		after, ok, err := docs.stored(ctx, r.source, entry)
 		if err != nil {
 			return discovery{}, err
 		}
@@ -183,13 +184,13 @@ func (d *discoverer) yield(ctx context.Context, l discover.Link) error {
 		rep.Discovered++
 	})
 	if l.Skip != "" && l.Skip != skipKnown {
-		r.skip(l.URL, l.Skip)
+		d.skip(l.URL, l.Skip)
 		return nil
 	}
 	n, err := r.e.cfg.Normalize.URL(l.URL)
 	if err != nil {
 		r.e.cfg.Logger.Debug("discovered URL rejected", "url", l.URL, "err", err)
-		r.skip(l.URL, SkipInvalid)
+		d.skip(l.URL, SkipInvalid)
 		return nil
 	}
 	return d.locked(func() error {
@@ -299,17 +300,18 @@ func (d *discoverer) entryUnchanged(entry string) bool {
 }
 
 // skip counts a URL skipped at discovery.
-func (r *run) skip(url, reason string) {
+func (d *discoverer) skip(url, reason string) {
+	r := d.r
 	at := r.e.cfg.Clock.Now()
 	r.outcome(func() Event {
 		return r.tally.event(Event{URL: url, Outcome: OutcomeSkipped, Reason: reason, At: at}, func(rep *Report) { rep.Skipped[reason]++ })
 	})
 }
 
-// storedDocument is what the state holds of a discovery document; ok is
-// false when it holds nothing.
-func (r *run) storedDocument(ctx context.Context, url string) (doc crawlstate.Document, ok bool, err error) {
-	doc, err = r.e.st.Document(ctx, r.source, url)
+// stored is what the state holds of a discovery document of source; ok
+// is false when it holds nothing.
+func (d documents) stored(ctx context.Context, source, url string) (doc crawlstate.Document, ok bool, err error) {
+	doc, err = d.st.Document(ctx, source, url)
 	if errors.Is(err, crawlstate.ErrNotFound) {
 		return crawlstate.Document{}, false, nil
 	}
