@@ -110,17 +110,29 @@ func (s *shared) latest(ctx context.Context) (time.Time, error) {
 }
 
 // claim leases rows of run to the run (Sharer.Claim) and notes their
-// leases.
+// leases. A row the run holds already is not returned again: Claim hands
+// an owner its own expired leases, which a run whose extensions failed
+// has while the rows wait for a fetch worker.
 func (s *shared) claim(ctx context.Context, run time.Time, limit int) ([]crawlstate.Row, int, time.Time, error) {
 	now := s.clk.Now()
 	rows, pending, next, err := s.sh.Claim(ctx, s.source, run, s.owner, now, s.ttl, limit)
 	if err != nil {
 		return nil, 0, time.Time{}, err
 	}
+	until := now.Add(s.ttl)
 	s.book.with(func(b *leaseBook) {
-		for i := range rows {
-			b.leases[rows[i].URL] = lease{until: now.Add(s.ttl)}
+		kept := rows[:0]
+		for _, row := range rows {
+			if l, ok := b.leases[row.URL]; ok && !l.lost {
+				// Its own lease, expired before its turn came (its
+				// extension failed): the row is on its way already.
+				b.leases[row.URL] = lease{until: until}
+				continue
+			}
+			b.leases[row.URL] = lease{until: until}
+			kept = append(kept, row)
 		}
+		rows = kept
 	})
 	return rows, pending, next, nil
 }

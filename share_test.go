@@ -60,6 +60,19 @@ type dyingState struct {
 	// at, when set, is called before each Offer and Claim with the call's
 	// name; the test kills the worker there.
 	at func(call string)
+	// failExtend makes every Extend and Renew fail, as a State that is
+	// briefly unreachable would.
+	failExtend atomic.Bool
+}
+
+func (d *dyingState) Renew(ctx context.Context, source, owner string, urls []string, now time.Time, ttl time.Duration) ([]string, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if d.failExtend.Load() {
+		return nil, errors.New("renew: connection reset")
+	}
+	return d.sharedState.Renew(ctx, source, owner, urls, now, ttl)
 }
 
 func (d *dyingState) check() error {
@@ -120,6 +133,9 @@ func (d *dyingState) Claim(ctx context.Context, source string, run time.Time, ow
 func (d *dyingState) Extend(ctx context.Context, source, owner string, now time.Time, ttl time.Duration) (int, error) {
 	if err := d.check(); err != nil {
 		return 0, err
+	}
+	if d.failExtend.Load() {
+		return 0, errors.New("extend: connection reset")
 	}
 	return d.sharedState.Extend(ctx, source, owner, now, ttl)
 }
@@ -665,5 +681,34 @@ func TestSharedRunSlowPageKeepsItsLease(t *testing.T) {
 	require.Len(t, gets, 40)
 	for path, n := range gets {
 		require.Equal(t, 1, n, path)
+	}
+}
+
+// An engine whose lease extensions and renewals fail holds rows whose
+// leases expire while they wait for a fetch worker; Claim hands an owner
+// its own expired leases again. The engine neither fetches such a row
+// twice nor loses it: a claim does not return a row the run holds
+// already, and the fenced write records it. The failures are counted.
+func TestSharedRunFailingExtendFetchesOnce(t *testing.T) {
+	const pages = 20
+	st := memory.New(crawlstate.Options{})
+	c := newSharedCluster(t, testsite.Options{Pages: pages}, 1, func(*testing.T) sharedState { return st }, func(_ int, cfg *recrawl.Config) {
+		cfg.LockTTL = 300 * time.Millisecond
+		cfg.Workers = 1
+		cfg.Limits.HostConcurrency = 1
+	})
+	c.states[0].failExtend.Store(true)
+	c.site.Slow("*", 110*time.Millisecond) // a claim of 4 rows outlives its lease
+	reps, errs := c.runAll()
+	require.NoError(t, errs[0])
+	reconcile(t, reps[0])
+	require.Equal(t, pages, reps[0].Fetched)
+	require.Zero(t, reps[0].Skipped[recrawl.SkipLeaseLost], "nobody took a row over")
+	require.Positive(t, reps[0].StateWriteFailures.Leases, "the failed extensions are counted")
+	c.requireEachPageOnce()
+	for _, u := range c.site.PageURLs() {
+		row, err := st.Get(context.Background(), c.src.Name(), u)
+		require.NoError(t, err)
+		require.Equal(t, 1, row.Visits, u)
 	}
 }
