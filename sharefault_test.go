@@ -271,6 +271,28 @@ func killed(t *testing.T, cmd *exec.Cmd) {
 	require.True(t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the worker died of SIGKILL: %v", err)
 }
 
+// requireSurvivorsFinished checks the reports of the two survivors of a
+// leader killed at stage: their numbers add up, one of them led the run
+// again unless the dead leader's offer was complete ("offered"), and
+// together they fetched every one of pages. It returns how many led.
+func requireSurvivorsFinished(t *testing.T, stage string, pages int, reps []*recrawl.Report) int {
+	t.Helper()
+	leads := 0
+	for _, rep := range reps {
+		reconcile(t, rep)
+		if !rep.Joined {
+			leads++
+		}
+	}
+	if stage == "offered" {
+		require.Zero(t, leads, "the dead leader's offer was complete: both survivors join its run")
+	} else {
+		require.Equal(t, 1, leads, "one survivor leads the run the dead leader did not offer whole")
+	}
+	require.Equal(t, pages, sum(reps, func(r *recrawl.Report) int { return r.Fetched }), "the survivors fetched every page")
+	return leads
+}
+
 // TestSharedRunSurvivesDeadLeader: three worker processes share a
 // PostgreSQL State; the leader is SIGKILLed at each stage of its lead
 // while the others wait for the lock. The survivors finish the run in the
@@ -301,19 +323,7 @@ func TestSharedRunSurvivesDeadLeader(t *testing.T) {
 			}
 			finished := time.Now()
 			reps := []*recrawl.Report{c.result(1), c.result(2)}
-			leads := 0
-			for _, rep := range reps {
-				reconcile(t, rep)
-				if !rep.Joined {
-					leads++
-				}
-			}
-			if stage == "offered" {
-				require.Zero(t, leads, "the dead leader's offer was complete: both survivors join its run")
-			} else {
-				require.Equal(t, 1, leads, "one survivor leads the run the dead leader did not offer whole")
-			}
-			require.Equal(t, pages, sum(reps, func(r *recrawl.Report) int { return r.Fetched }), "the survivors fetched every page")
+			leads := requireSurvivorsFinished(t, stage, pages, reps)
 			gets := map[string]int{}
 			for _, r := range c.site.PageRequests() {
 				gets[r.Path]++
@@ -470,20 +480,10 @@ func TestSharedRunSurvivesDeadLeaderInProcess(t *testing.T) {
 			require.Error(t, derrs[0])
 			require.Zero(t, dead[0].Fetched)
 			reps, errs := c.runSome(1, 2)
-			leads := 0
-			for i, rep := range reps {
+			for i := range reps {
 				require.NoError(t, errs[i], "survivor %d", i+1)
-				reconcile(t, rep)
-				if !rep.Joined {
-					leads++
-				}
 			}
-			if stage == "offered" {
-				require.Zero(t, leads, "the dead leader's offer was complete: both join its run")
-			} else {
-				require.Equal(t, 1, leads, "one survivor leads the run the dead leader did not offer whole")
-			}
-			require.Equal(t, pages, sum(reps, func(r *recrawl.Report) int { return r.Fetched }))
+			requireSurvivorsFinished(t, stage, pages, reps)
 			c.requireEachPageOnce()
 			for _, u := range c.site.PageURLs() {
 				row, err := st.Get(context.Background(), c.src.Name(), u)
