@@ -311,13 +311,17 @@ type run struct {
 // then releases the lock. An engine that finds the lock held waits for it
 // and then joins that run (Report.Joined; it does not discover); one that
 // finds it free joins the latest run while that run has rows left, and
-// leads the next otherwise. Every engine of the run, its
+// leads the next otherwise. A run is recorded only once its offer is
+// complete: an engine that waited for a leader that died before leads the
+// run itself. Every engine of the run, its
 // leader included, claims offered rows a few at a time under a lease of
 // Config.LockTTL, extended while it works, fetches and records them, and
 // returns once no row is left to claim and no other engine holds one. So
 // each due row is fetched by one engine; the rows of an engine that dies
 // go to the others when its leases expire, and those a cap or Shutdown
-// left unfetched at once. Limits, Budget and the pacing delay are each
+// left unfetched at once. Writes of a claimed row are fenced by its lease:
+// an engine paused past its leases neither requests nor records a row
+// another engine took over (Report.Skipped[SkipLeaseLost]). Limits, Budget and the pacing delay are each
 // engine's own: N engines put up to N times one engine's load on a site.
 func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) {
 	now := e.cfg.Clock.Now()

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -48,4 +49,42 @@ func ExampleNew() {
 	// Output:
 	// 2 new, 2 due
 	// 1 due: https://example.com/b
+}
+
+// Workers share a source through the Sharer calls: the leader offers the
+// run's rows under the run lock, workers claim them under a lease, and a
+// write fenced by the lease (Result.Lease) is refused once another worker
+// took the row over.
+func ExampleState_Renew() {
+	ctx := context.Background()
+	s := memory.New(crawlstate.Options{})
+	run := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	const page = "https://docs.example.com/guide"
+	_, _ = s.UpsertDiscovered(ctx, "docs", run, []crawlstate.Discovered{{URL: page}})
+
+	_ = s.Lock(ctx, "docs", "leader", run, time.Minute)
+	n, _ := s.Offer(ctx, "docs", run, "leader", []string{page})
+	_ = s.Unlock(ctx, "docs", "leader")
+	fmt.Println("offered:", n)
+
+	rows, _, _, _ := s.Claim(ctx, "docs", run, "A", run, time.Minute, 10)
+	fmt.Println("A claims:", len(rows))
+	// A is paused past its lease; B takes the row over.
+	later := run.Add(2 * time.Minute)
+	rows, _, _, _ = s.Claim(ctx, "docs", run, "B", later, time.Minute, 10)
+	fmt.Println("B claims:", len(rows))
+
+	held, _ := s.Renew(ctx, "docs", "A", []string{page}, later, time.Minute)
+	fmt.Println("A still holds:", len(held))
+	err := s.Record(ctx, "docs", []crawlstate.Result{{URL: page, At: later, Lease: "A"}})
+	fmt.Println("A's record lost:", errors.Is(err, crawlstate.ErrLeaseLost))
+	err = s.Record(ctx, "docs", []crawlstate.Result{{URL: page, At: later, Lease: "B"}})
+	fmt.Println("B's record:", err)
+	// Output:
+	// offered: 1
+	// A claims: 1
+	// B claims: 1
+	// A still holds: 0
+	// A's record lost: true
+	// B's record: <nil>
 }
