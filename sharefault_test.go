@@ -450,6 +450,7 @@ func TestSharedRunSurvivesDeadLeaderInProcess(t *testing.T) {
 			c := newSharedCluster(t, testsite.Options{Pages: pages}, 3, func(*testing.T) sharedState { return st }, func(i int, cfg *recrawl.Config) {
 				cfg.LockTTL = time.Second
 				cfg.BatchSize = 50
+				cfg.AlertOnNew = true
 				if i == 0 {
 					k := cfg.HTTPClient.Transport.(*killAt)
 					killer = &stageKiller{base: k, kill: k.kill}
@@ -492,9 +493,92 @@ func TestSharedRunSurvivesDeadLeaderInProcess(t *testing.T) {
 			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
+			require.Len(t, c.delivered, pages, "one alert per new page")
 			for id, n := range c.delivered {
 				require.Equal(t, 1, n, "alert %s delivered %d times", id, n)
 			}
 		})
 	}
+}
+
+// stallTransport holds every request of its worker while stalled, as a
+// paused process holds the requests it had in flight.
+type stallTransport struct {
+	base    http.RoundTripper
+	sent    atomic.Int32  // page requests passed on
+	stalled atomic.Bool   // requests wait for resume
+	resume  chan struct{} // closed when the stall ends
+}
+
+func (s *stallTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(req.URL.Path, "/docs/") {
+		s.sent.Add(1)
+	}
+	resp, err := s.base.RoundTrip(req)
+	if s.stalled.Load() {
+		<-s.resume
+	}
+	return resp, err
+}
+
+// TestSharedRunStalledWorkerInProcess is TestSharedRunPausedWorker on the
+// in-process memory Sharer: one engine stalls for three leases with its
+// requests in flight and its lease extensions failing, as a paused
+// process would; the others take its rows over. Resumed, it requests
+// none of the rows it lost and records none: each row is recorded once,
+// each alert delivered once, and its report counts the rows it lost.
+func TestSharedRunStalledWorkerInProcess(t *testing.T) {
+	const pages, ttl = 400, 500 * time.Millisecond
+	st := memory.New(crawlstate.Options{})
+	stall := &stallTransport{resume: make(chan struct{})}
+	c := newSharedCluster(t, testsite.Options{Pages: pages}, 3, func(*testing.T) sharedState { return st }, func(i int, cfg *recrawl.Config) {
+		cfg.LockTTL = ttl
+		cfg.AlertOnNew = true
+		if i == 2 {
+			stall.base = cfg.HTTPClient.Transport
+			cfg.HTTPClient = &http.Client{Transport: stall}
+		}
+	})
+	c.site.Slow("*", 5*time.Millisecond)
+	c.resetLog()
+	go func() {
+		for stall.sent.Load() < 10 {
+			time.Sleep(time.Millisecond)
+		}
+		c.states[2].failExtend.Store(true)
+		stall.stalled.Store(true)
+		time.Sleep(3 * ttl)
+		c.states[2].failExtend.Store(false)
+		close(stall.resume)
+	}()
+	reps, errs := c.runSome(0, 1, 2)
+	for i, rep := range reps {
+		require.NoError(t, errs[i], "engine %d", i)
+		reconcile(t, rep)
+	}
+	lost := reps[2].Skipped[recrawl.SkipLeaseLost]
+	require.Positive(t, lost, "the stalled engine left the rows it lost")
+	require.Equal(t, pages, sum(reps, func(r *recrawl.Report) int { return r.Fetched }))
+	gets := c.pageGets()
+	require.Len(t, gets, pages)
+	twice := 0
+	for path, n := range gets {
+		if n > 1 {
+			require.Equal(t, 2, n, path)
+			twice++
+		}
+	}
+	require.LessOrEqual(t, twice, 4, "only the requests in flight at the stall (4 fetch workers) are sent twice")
+	for _, u := range c.site.PageURLs() {
+		row, err := st.Get(context.Background(), c.src.Name(), u)
+		require.NoError(t, err)
+		require.Equal(t, 1, row.Visits, u)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Len(t, c.delivered, pages, "one alert per new page")
+	for id, n := range c.delivered {
+		require.Equal(t, 1, n, "alert %s delivered %d times", id, n)
+	}
+	t.Logf("stalled engine: %d rows lost to the others, %d pages requested twice", lost, twice)
 }
