@@ -331,7 +331,7 @@ func (p *pageRun) notDocument(ctx context.Context) {
 	r.stage(StageCommit, 0)
 	res := crawlstate.Result{URL: p.row.URL, At: p.now, Excluded: SkipNotDocument, Lease: r.share.leaseOf(p.row.URL)}
 	if err := r.e.st.Record(ctx, r.source, []crawlstate.Result{res}); err != nil {
-		if ctx.Err() == nil && !r.leaseLost(p.row, err) {
+		if ctx.Err() == nil && !r.leaseLost(ctx, p.row, err) {
 			p.fail(ctx, StageCommit, err)
 		}
 		return
@@ -384,7 +384,7 @@ func (p *pageRun) alias(ctx context.Context, res *crawlstate.Result, canonical s
 		crawlstate.StageEvent{URL: p.row.URL, At: r.e.cfg.Clock.Now(), Stage: StageCommit, Attempt: p.attempts(StageCommit) + 1, OK: true, Detail: "alias of " + canonical})
 	res.Lease = r.share.leaseOf(p.row.URL)
 	if err := r.commits.commit(*res); err != nil {
-		if ctx.Err() == nil && !r.leaseLost(p.row, err) {
+		if ctx.Err() == nil && !r.leaseLost(ctx, p.row, err) {
 			p.fail(ctx, StageCommit, err)
 		}
 		return
@@ -438,7 +438,7 @@ func (p *pageRun) commit(ctx context.Context, res *crawlstate.Result, outcome Ou
 	res.Lease = r.share.leaseOf(p.row.URL)
 	committed := func(err error) bool {
 		if err != nil {
-			if ctx.Err() == nil && !r.leaseLost(p.row, err) {
+			if ctx.Err() == nil && !r.leaseLost(ctx, p.row, err) {
 				p.fail(ctx, StageCommit, err)
 			} // else interrupted (the row stays as it was, due) or another engine's
 			return false
@@ -480,7 +480,7 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 	r.log.DebugContext(ctx, "page failed", "url", row.URL, "stage", stage, "err", cause, "retry_in", d.Next.Sub(now))
 	f := crawlstate.Failure{URL: row.URL, At: now, Stage: stage, Err: cause.Error(), RetryAt: d.Next, Lease: r.share.leaseOf(row.URL)}
 	err := e.st.RecordFailure(context.WithoutCancel(ctx), r.source, f)
-	if r.leaseLost(row, err) {
+	if r.leaseLost(ctx, row, err) {
 		return
 	}
 	if err != nil {
@@ -498,12 +498,12 @@ func (r *run) fail(ctx context.Context, row crawlstate.Row, stage string, status
 // leaseLost reports whether err, the error of a fenced write of row, says
 // that another engine took the row over; if so the row is counted skipped
 // (SkipLeaseLost) and its lease marked lost.
-func (r *run) leaseLost(row crawlstate.Row, err error) bool {
+func (r *run) leaseLost(ctx context.Context, row crawlstate.Row, err error) bool {
 	if !errors.Is(err, crawlstate.ErrLeaseLost) {
 		return false
 	}
 	r.share.lose(row.URL)
-	r.log.Warn("another engine took over a claimed row before its outcome was recorded; leaving it", "url", row.URL)
+	r.log.WarnContext(ctx, "another engine took over a claimed row before its outcome was recorded; leaving it", "url", row.URL)
 	r.skipDue(row, SkipLeaseLost)
 	return true
 }
