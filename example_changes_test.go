@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/recrawl/recrawl"
@@ -42,6 +44,9 @@ func ExampleEngine_Changes() {
 		fmt.Println(err)
 		return
 	}
+	// Changes come in the order they were detected; the run's workers
+	// detect them concurrently, so they are printed by URL here.
+	slices.SortFunc(changes, func(a, b recrawl.Change) int { return strings.Compare(a.Alert.URL, b.Alert.URL) })
 	for _, c := range changes {
 		a := c.Alert
 		fmt.Println(a.Kind, a.URL, a.OldHash != "", a.NewHash != "", len(a.Changed)+len(a.Added)+len(a.Removed) > 0, !c.Delivered.IsZero())
