@@ -89,6 +89,9 @@ type runLock struct {
 	lost   func(error)  // called when the lock was taken over: the run ends
 	last   atomic.Int64 // when the lock was last refreshed, Unix nanoseconds
 	held   bool         // taken and not released; read and written by the run's goroutine
+	// tookOver: take took the lock over from a process of this host that
+	// is gone.
+	tookOver bool
 }
 
 func newRunLock(r *run) *runLock {
@@ -126,7 +129,11 @@ func (l *runLock) lock(ctx context.Context, now time.Time) error {
 	if err := l.st.Unlock(ctx, l.source, held.Owner); err != nil {
 		return err
 	}
-	return l.st.Lock(ctx, l.source, l.owner, now, l.ttl)
+	if err := l.st.Lock(ctx, l.source, l.owner, now, l.ttl); err != nil {
+		return err
+	}
+	l.tookOver = true
+	return nil
 }
 
 // release releases the lock, even when ctx is cancelled; a failure is

@@ -299,7 +299,7 @@ func (s *shared) claimAlert(ctx context.Context, id string) bool {
 // was recorded while it waited (the run it waited for, done or not): it
 // releases the lock and returns the rows it claimed, with join set.
 // Otherwise the run leads and keeps the lock: no run is recorded, the
-// latest is done, or the leader it waited for ended before its offer was
+// latest is done, or the leader it waited for died before its offer was
 // complete (a run is recorded once its offer is).
 func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 	e := r.e
@@ -310,10 +310,15 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		return nil, false, err
 	}
 	waited := false
+	// abandoned: the lock this run waited for was not released: its
+	// holder's process is gone, or the lock expired.
+	var abandoned bool
+	var last *crawlstate.LockHeldError
 	for {
 		now := clk.Now()
 		err := r.lock.take(ctx, now)
 		if err == nil {
+			abandoned = r.lock.tookOver || (last != nil && !now.Before(last.Expires))
 			if waited {
 				r.start, r.run = now, now
 				r.tally.add(func(rep *Report) { rep.StartedAt = now })
@@ -329,7 +334,7 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		}
 		// Another engine leads a run of the source: it releases the
 		// lock once it has offered the run's rows.
-		waited = true
+		waited, last = true, held
 		wait := e.sharePoll()
 		if d := held.Expires.Sub(now); d > 0 && d < wait {
 			wait = d
@@ -353,15 +358,18 @@ func (r *run) lockOrJoin(ctx context.Context) ([]crawlstate.Row, bool, error) {
 		return nil, false, fmt.Errorf("claiming rows of the run of %s: %w", latest.Format(time.RFC3339Nano), err)
 	}
 	if len(rows) == 0 && pending == 0 {
-		// The latest run is done: lead the next, unless it is the run
-		// this one waited for, recorded while it waited: engines started
-		// together discover (or crawl) the source once. A run that
-		// waited and finds no run recorded since was waiting for a
-		// leader that ended before its offer was complete: it leads.
+		// The latest run is done: lead the next, unless this run waited
+		// for it: engines started together discover (or crawl) the
+		// source once. A run that waited for a lock its holder never
+		// released (its process is gone, or the lock expired) and finds
+		// no run recorded since was waiting for a leader that ended
+		// before its offer was complete: it leads. (One whose holder
+		// released the lock waited for an engine that joined, or for a
+		// leader that failed and said so.)
 		if !waited {
 			return nil, false, nil
 		}
-		if latest.Equal(before) {
+		if latest.Equal(before) && abandoned {
 			r.log.WarnContext(ctx, "the leader this run waited for ended before its offer was complete; leading the run", "latest_run", latest)
 			return nil, false, nil
 		}
