@@ -321,8 +321,9 @@ type run struct {
 // go to the others when its leases expire, and those a cap or Shutdown
 // left unfetched at once. Writes of a claimed row are fenced by its lease:
 // an engine paused past its leases neither requests nor records a row
-// another engine took over (Report.Skipped[SkipLeaseLost]). Limits, Budget and the pacing delay are each
-// engine's own: N engines put up to N times one engine's load on a site.
+// another engine took over (Report.Skipped[SkipLeaseLost]). Limits,
+// Budget and the pacing delay are each engine's own: N engines put up to
+// N times one engine's load on a site.
 func (e *Engine) Run(ctx context.Context, src discover.Source) (*Report, error) {
 	now := e.cfg.Clock.Now()
 	if src == nil {

@@ -29,8 +29,9 @@ import (
 //
 // A run is recorded (RunLog.RecordRun) only once its offer is complete,
 // so no engine joins a run whose leader died before it offered every row:
-// an engine that waited for the lock and finds no run recorded since it
-// began to wait leads the run itself. The offer is fenced by the run lock
+// an engine that waited for a lock its holder never released (the
+// holder's process is gone, or the lock expired) and finds no run
+// recorded since it began to wait leads the run itself. The offer is fenced by the run lock
 // (a leader that lost the lock offers nothing), and every write of a
 // claimed row by its lease (Result.Lease): an engine paused past its
 // leases checks each row before it requests it (Sharer.Renew) and records

@@ -305,9 +305,12 @@ func (c *sharedCluster) runSome(engines ...int) ([]*recrawl.Report, []error) {
 
 // pageGets counts the site's GETs of each page path since the log was
 // reset.
-func (c *sharedCluster) pageGets() map[string]int {
+func (c *sharedCluster) pageGets() map[string]int { return pageGets(c.site) }
+
+// pageGets counts site's GETs of each page path since its log was reset.
+func pageGets(site *testsite.Site) map[string]int {
 	n := map[string]int{}
-	for _, r := range c.site.PageRequests() {
+	for _, r := range site.PageRequests() {
 		n[r.Path]++
 	}
 	return n

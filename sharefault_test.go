@@ -324,10 +324,7 @@ func TestSharedRunSurvivesDeadLeader(t *testing.T) {
 			finished := time.Now()
 			reps := []*recrawl.Report{c.result(1), c.result(2)}
 			leads := requireSurvivorsFinished(t, stage, pages, reps)
-			gets := map[string]int{}
-			for _, r := range c.site.PageRequests() {
-				gets[r.Path]++
-			}
+			gets := pageGets(c.site)
 			require.Len(t, gets, pages)
 			for path, n := range gets {
 				require.Equal(t, 1, n, "%s requested %d times", path, n)
@@ -396,11 +393,8 @@ func TestSharedRunPausedWorker(t *testing.T) {
 	lost := reps[paused].Skipped[recrawl.SkipLeaseLost]
 	require.Positive(t, lost, "the resumed worker left the rows it lost")
 	require.Equal(t, pages, sum(reps, func(r *recrawl.Report) int { return r.Fetched }), "every page fetched (counted) once")
-	gets := map[string]int{}
+	gets := pageGets(c.site)
 	twice := 0
-	for _, r := range c.site.PageRequests() {
-		gets[r.Path]++
-	}
 	require.Len(t, gets, pages)
 	for path, n := range gets {
 		if n > 1 {
