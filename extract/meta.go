@@ -167,7 +167,14 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return base.ResolveReference(ref), true
+	u := base.ResolveReference(ref)
+	// A relative reference parses more leniently than the absolute URL
+	// it resolves to ("//m::1" gives "https://m::1", whose port is
+	// invalid): what is handed out must parse again.
+	if _, err := url.Parse(u.String()); err != nil {
+		return nil, false
+	}
+	return u, true
 }
 
 // linkResolver resolves the hrefs of one page against its base URL.
