@@ -143,7 +143,16 @@ func metaEncoding(body []byte) (encoding.Encoding, string) {
 // standard's algorithm rather than MIME parsing, which real pages often
 // fail.
 func charsetFromContent(content string) string {
-	lower := strings.ToLower(content)
+	// ASCII case folding byte by byte keeps every byte where it is
+	// (strings.ToLower does not: it writes U+FFFD for an invalid byte),
+	// so that an index into lower is one into content.
+	b := []byte(content)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	lower := string(b)
 	i := strings.Index(lower, "charset")
 	for i >= 0 {
 		rest := strings.TrimLeft(content[i+len("charset"):], " \t\n\f\r")
