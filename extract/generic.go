@@ -70,7 +70,10 @@ func genericMarkdown(doc *html.Node, scan *pageScan, base *url.URL, known map[st
 	c := structuralContainer(body, title)
 	dropCodeLabels(c)
 	fallbackTitle := pageTitle(scan.pageTitle())
-	if title != nil {
+	// A title that holds the container (malformed markup can leave the
+	// page inside an unclosed heading) cannot lead it: the page's title
+	// names it instead.
+	if title != nil && !contains(title, c) {
 		fallbackTitle = ""
 		leadWith(c, title)
 	}
@@ -723,8 +726,11 @@ func foldTitle(s string) string {
 
 // leadWith makes the title heading the first thing of the container c:
 // moved into c when it sits outside, to c's start when only text without
-// headings comes before it.
+// headings comes before it; left where it is when it holds c.
 func leadWith(c, title *html.Node) {
+	if contains(title, c) {
+		return // moving title into c would make it its own ancestor
+	}
 	if !contains(c, title) {
 		title.Parent.RemoveChild(title)
 		c.InsertBefore(title, c.FirstChild)
