@@ -144,6 +144,7 @@ func fromHTMLOmitting(body []byte, pageURL string, opts Options, conv convertFun
 	if err != nil || !isHTTP(page) {
 		return Document{}, fmt.Errorf("%w: got %q", ErrPageURL, pageURL)
 	}
+	page.RawQuery = escapeQuery(page.RawQuery)
 	if err := checkRules(opts.Rules); err != nil {
 		return Document{}, err
 	}

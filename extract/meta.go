@@ -168,6 +168,7 @@ func resolveRef(base *url.URL, href string) (*url.URL, bool) {
 		return nil, false
 	}
 	u := base.ResolveReference(ref)
+	u.RawQuery = escapeQuery(u.RawQuery)
 	// A relative reference parses more leniently than the absolute URL
 	// it resolves to ("//m::1" gives "https://m::1", whose port is
 	// invalid): what is handed out must parse again.
@@ -289,6 +290,29 @@ func plainPath(p string) bool {
 		}
 	}
 	return true
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that are not
+// printable ASCII, as a browser does before it sends the query: url.Parse
+// keeps them as they are, and URL.String writes them so, which would hand
+// out links of invalid UTF-8.
+func escapeQuery(q string) string {
+	if plainQuery(q) {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c <= ' ' || c >= 0x7f {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // plainQuery reports whether q, a query with its '?', is printable ASCII
