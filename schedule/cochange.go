@@ -34,7 +34,11 @@ func ClusterOf(url string) string {
 // excess found a change than their own rates predict: the co-change
 // chance x of a cluster at that level. Clusters with little evidence take
 // their source's value, and a source without evidence has none, so a site
-// whose pages change alone is left as it is.
+// whose pages change alone is left as it is. At the highest level (an
+// excess of 3 or more) the burst is a release, and the share of its
+// checks that found a change beyond prediction tells how much of the
+// cluster it rewrote: the chance is that share, pulled towards x by a few
+// checks' weight.
 //
 // Chance gives a page's co-change chance now; a Planner's RunPlan reads it
 // from Page.CoChange (Index folds it into the chance that the page
@@ -150,6 +154,22 @@ type coCluster struct {
 type coExposure struct {
 	level int
 	share float64
+	burst coBurst
+}
+
+// coBurst is what the checks of an exposure's window found: changes, the
+// changes their own rates predicted, and checks.
+type coBurst struct{ found, predicted, checks float64 }
+
+// share is the burst's estimate of the share of the cluster's pages its
+// release changed: the changes found beyond those predicted, over the
+// checks not predicted to find one (their weight).
+func (b coBurst) share() (est, weight float64) {
+	weight = max(b.checks-b.predicted, 0)
+	if weight > 0 {
+		est = min(max((b.found-b.predicted)/weight, 0), 1)
+	}
+	return est, weight
 }
 
 // coCheck is one fetch: when it was made (Unix nanoseconds), whether it
@@ -241,7 +261,7 @@ func (m *CoChange) check(url string, p Page, obs Observation) {
 	// Only checks made before this one count: those of the same instant
 	// (one run's, on a clock that stands still) would count in the order
 	// the fetches happened to finish.
-	b, share := c.scan(from, at)
+	b, share, _ := c.scan(from, at)
 	bin := coBin(pc)
 	if b > 0 {
 		// A fetch counts as exposed in proportion to the share of the
@@ -291,22 +311,22 @@ func (c *coCluster) add(ch coCheck) {
 // latest start and before the earliest end of the intervals that found
 // them, and a page fetched in between may have seen the release already.
 // Only the coScan most recent checks are looked at.
-func (c *coCluster) exposure(from int64) (level int, share float64) {
+func (c *coCluster) exposure(from int64) (level int, share float64, burst coBurst) {
 	if e, ok := c.memo[from]; ok {
-		return e.level, e.share
+		return e.level, e.share, e.burst
 	}
-	level, share = c.scan(from, math.MaxInt64)
+	level, share, burst = c.scan(from, math.MaxInt64)
 	if c.memo == nil {
 		c.memo = map[int64]coExposure{}
 	}
-	c.memo[from] = coExposure{level, share}
-	return level, share
+	c.memo[from] = coExposure{level, share, burst}
+	return level, share, burst
 }
 
 // scan is exposure over the checks made before before.
-func (c *coCluster) scan(from, before int64) (level int, share float64) {
+func (c *coCluster) scan(from, before int64) (level int, share float64, burst coBurst) {
 	best := math.Inf(-1)
-	var f, p float64
+	var f, p, k float64
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // of the checks scanned
 	blo, bhi := lo, hi                                   // of the best window
 	for i, n := len(c.checks)-1, 0; i >= 0 && n < coScan && c.checks[i].at > from; i, n = i-1, n+1 {
@@ -319,12 +339,14 @@ func (c *coCluster) scan(from, before int64) (level int, share float64) {
 			lo, hi = max(lo, ch.from), ch.at // walking back: the earliest end so far
 		}
 		p += ch.p
+		k++
 		if z := (f - p) / math.Sqrt(p+1); z > best {
 			best, blo, bhi = z, lo, hi
+			burst = coBurst{found: f, predicted: p, checks: k}
 		}
 	}
 	if best == math.Inf(-1) {
-		return 0, 0
+		return 0, 0, coBurst{}
 	}
 	switch {
 	case bhi <= blo || from <= blo:
@@ -334,7 +356,7 @@ func (c *coCluster) scan(from, before int64) (level int, share float64) {
 	default:
 		share = float64(bhi-from) / float64(bhi-blo)
 	}
-	return coBucket(best), share
+	return coBucket(best), share, burst
 }
 
 // Chance returns the co-change chance of the page at url: the chance that
@@ -353,9 +375,24 @@ func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
 	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
 		return 0
 	}
-	b, share := c.exposure(p.LastFetched.UnixNano())
-	return share * m.x(c, b, coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched))))
+	b, share, burst := c.exposure(p.LastFetched.UnixNano())
+	x := m.x(c, b, coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched))))
+	if b == coBuckets-1 {
+		// A burst far beyond noise is a release: the share of the cluster
+		// it rewrote is read from the burst itself, pulled towards what
+		// the level's bursts have meant.
+		est, w := burst.share()
+		x = (w*est + coBurstPrior*x) / (w + coBurstPrior)
+	}
+	return share * x
 }
+
+// coBurstPrior is the weight, in checks, of the co-change chance learned
+// at the highest level of excess against a burst's own estimate of its
+// release's share. Below that level a burst is read only through what its
+// level learned: a small window that happens to start at a change shows a
+// large share by chance alone, on sites whose pages change alone too.
+const coBurstPrior = 4
 
 // x is a cluster's co-change chance at level b for fetches of own chance
 // in bin: how much more often such fetches found a change than unexposed

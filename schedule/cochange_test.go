@@ -119,6 +119,31 @@ func TestCoChangeChanceAfterRelease(t *testing.T) {
 	require.Empty(t, m.Touched(), "Touched forgets")
 }
 
+// A burst far beyond noise is read for the share of the section its
+// release rewrote: siblings of a section where nine in ten of the pages
+// fetched since were found changed get a higher chance than those of one
+// where one in four were, although both bursts are at the highest level
+// of excess.
+func TestCoChangeReadsTheBurstShare(t *testing.T) {
+	m := schedule.NewCoChange(nil)
+	coWorld(m, true, 60, 2)
+	require.True(t, m.Learned())
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	burst := func(section string, changed int) float64 {
+		for i := range 20 {
+			u := fmt.Sprintf("https://h/docs/%s/found%02d", section, i)
+			m.Check(u, schedule.Page{LastFetched: t0.Add(-time.Hour), ChangeRate: 0.05}, schedule.Observation{At: t0.Add(time.Hour), Changed: i < changed})
+		}
+		// Fetched before the burst's checks began: surely exposed.
+		return m.Chance("https://h/docs/"+section+"/other", schedule.Page{LastFetched: t0.Add(-2 * time.Hour), ChangeRate: 0.05}, t0.Add(2*time.Hour))
+	}
+	most, quarter := burst("s05", 18), burst("s06", 5)
+	t.Logf("chance after 18 of 20 changed: %.3f; after 5 of 20: %.3f", most, quarter)
+	require.Greater(t, most, 0.7)
+	require.Less(t, quarter, 0.45)
+	require.Greater(t, most, quarter+0.3)
+}
+
 // A Cluster function that puts every page in "" turns co-change off.
 func TestCoChangeNoCluster(t *testing.T) {
 	m := schedule.NewCoChange(func(string) string { return "" })
