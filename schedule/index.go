@@ -385,10 +385,12 @@ func (p IndexPlan) Priority(q Page) float64 {
 	l := float64(DefaultLimits.Clamp(lam))
 	r := l * days(tau)
 	if q.Sitemap.Listed || q.CoChange > 0 {
-		// The sitemap's word and the siblings' changes change the chance
-		// that the page changed: the index is that of the page whose
-		// chance, without them, is the same.
-		r = chanceRate(q.Sitemap.posterior(r), q.CoChange)
+		// The siblings' changes raise the chance that the page changed,
+		// and the sitemap's word is evidence on that chance: a lastmod
+		// the source's trust believes, unmoved, says the page did not
+		// change, whatever its siblings did. The index is that of the
+		// page whose chance, without them, is the same.
+		r = -math.Log1p(-q.Sitemap.posteriorChance(-math.Expm1(-chanceRate(-math.Expm1(-r), q.CoChange))))
 	}
 
 	return weightOf(q.Weight) * gRuns(r, l*p.cadence) / l

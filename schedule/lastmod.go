@@ -148,10 +148,9 @@ type SitemapHint struct {
 	Trust LastModTrust
 }
 
-// posterior is the chance that the page changed in tau days at rate lam,
-// given the hint.
-func (h SitemapHint) posterior(r float64) float64 {
-	prior := -math.Expm1(-r)
+// posteriorChance is the chance that the page changed, given the hint,
+// when its chance without the hint is prior.
+func (h SitemapHint) posteriorChance(prior float64) float64 {
 	if !h.Listed {
 		return prior
 	}

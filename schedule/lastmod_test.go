@@ -113,6 +113,29 @@ func TestIndexWeighsTheSitemapHint(t *testing.T) {
 	require.Less(t, half, schedule.DefaultMaxInterval)
 }
 
+// Co-change is evidence the sitemap's word weighs too: a page whose
+// siblings were found changed is ranked high without a lastmod, and
+// behind a generated one, but a proven lastmod that did not move says the
+// release left it alone.
+func TestIndexWeighsCoChangeBySitemapHint(t *testing.T) {
+	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	var inputs []schedule.PlanInput
+	for i := range 100 {
+		inputs = append(inputs, schedule.PlanInput{ChangeRate: 0.05, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
+	}
+	plan := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, inputs)
+	page := func(co float64, h schedule.SitemapHint) schedule.Page {
+		return schedule.Page{LastFetched: now.Add(-schedule.Day), ChangeRate: 0.05, Visits: 10, Sitemap: h, CoChange: co}
+	}
+	plain := plan.Priority(page(0, schedule.SitemapHint{}))
+	exposed := plan.Priority(page(0.6, schedule.SitemapHint{}))
+	require.Greater(t, exposed, 5*plain, "siblings found changed")
+	generated := plan.Priority(page(0.6, schedule.SitemapHint{Listed: true, Trust: fill(2000, 0.2, 1, 1)}))
+	require.InDelta(t, exposed, generated, 0.01*exposed, "a generated lastmod says nothing")
+	honest := plan.Priority(page(0.6, schedule.SitemapHint{Listed: true, Trust: fill(2000, 0.2, 1, 0)}))
+	require.Less(t, honest, plain, "a proven lastmod that did not move outweighs the siblings")
+}
+
 // A crawler that learns lastmod trust counts each fetch of a page whose
 // sitemap lists a lastmod, and hands the page's hint to the run plan.
 func ExampleLastModTrust() {
