@@ -62,8 +62,8 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 // The default learns that a site's sections change together: once a run
 // finds changes in a section, their siblings are fetched in the same run
 // or the next, so the pages a release rewrote stay stale for less time
-// than with co-change turned off (Config.Cluster: 0.71–0.74× here) and
-// than under the baseline (0.53–0.54×), at about the same fetches. (The baseline's spend, the
+// than with co-change turned off (Config.Cluster: 0.78× here) and than
+// under the baseline (0.58×), at about the same fetches. (The baseline's spend, the
 // default's budget, comes in bursts on a site crawled whole at once: a
 // run whose budget is nothing cannot follow a release up.)
 func TestCoChangeFollowsReleases(t *testing.T) {
