@@ -74,17 +74,23 @@ func TestLastModTrustCounts(t *testing.T) {
 	require.False(t, math.IsNaN(bad.Posterior(0.5, true)))
 }
 
+// sixHourlyPlan is the Index's plan of a 6-hourly run at now over 100
+// pages of rate lam fetched one to 100 hours before.
+func sixHourlyPlan(now time.Time, lam schedule.Rate) schedule.RunPlan {
+	var inputs []schedule.PlanInput
+	for i := range 100 {
+		inputs = append(inputs, schedule.PlanInput{ChangeRate: lam, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
+	}
+	return schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, inputs)
+}
+
 // The index ranks a page whose proven lastmod moved above every page of
 // the same rate whose lastmod did not, and schedules a page whose
 // lastmods have always announced its changes at the floor: only a move
 // brings it back. A lastmod that says nothing changes neither.
 func TestIndexWeighsTheSitemapHint(t *testing.T) {
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	var inputs []schedule.PlanInput
-	for i := range 100 {
-		inputs = append(inputs, schedule.PlanInput{ChangeRate: 0.2, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
-	}
-	plan := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, inputs)
+	plan := sixHourlyPlan(now, 0.2)
 	honest := fill(2000, 0.2, 1, 0)
 	generated := fill(2000, 0.2, 1, 1)
 	page := func(age time.Duration, h schedule.SitemapHint) schedule.Page {
@@ -119,11 +125,7 @@ func TestIndexWeighsTheSitemapHint(t *testing.T) {
 // release left it alone.
 func TestIndexWeighsCoChangeBySitemapHint(t *testing.T) {
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	var inputs []schedule.PlanInput
-	for i := range 100 {
-		inputs = append(inputs, schedule.PlanInput{ChangeRate: 0.05, LastFetched: now.Add(-time.Duration(i+1) * time.Hour)})
-	}
-	plan := schedule.Index{}.PlanRun(schedule.Run{Start: now, Previous: now.Add(-6 * time.Hour), Cadence: 6 * time.Hour}, inputs)
+	plan := sixHourlyPlan(now, 0.05)
 	page := func(co float64, h schedule.SitemapHint) schedule.Page {
 		return schedule.Page{LastFetched: now.Add(-schedule.Day), ChangeRate: 0.05, Visits: 10, Sitemap: h, CoChange: co}
 	}
