@@ -62,8 +62,10 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 // The default learns that a site's sections change together: once a run
 // finds changes in a section, their siblings are fetched in the same run
 // or the next, so the pages a release rewrote stay stale for less time
-// than with co-change turned off (Config.Cluster: 0.78× here) and than
-// under the baseline (0.58×), at about the same fetches. (The baseline's spend, the
+// than with co-change turned off (Config.Cluster: 0.60–0.81× over 12
+// runs) and than under the baseline (0.45–0.65×), at about the baseline's
+// fetches (0.98–1.04× over those runs; the runs' concurrency makes each
+// run differ). (The baseline's spend, the
 // default's budget, comes in bursts on a site crawled whole at once: a
 // run whose budget is nothing cannot follow a release up.)
 func TestCoChangeFollowsReleases(t *testing.T) {
@@ -78,5 +80,5 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 	t.Logf("release staleness: Halving %.0f page-hours (%d fetches), without co-change %.0f (%d fetches), default %.0f (%d fetches, %.2f× Halving's)", halving, hf, alone, af, def, df, def/halving)
 	require.Less(t, def, 0.85*alone)
 	require.Less(t, def, 0.7*halving)
-	require.LessOrEqual(t, float64(df), 1.1*float64(af))
+	require.LessOrEqual(t, float64(df), 1.08*float64(hf))
 }
