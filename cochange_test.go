@@ -1,12 +1,15 @@
 package recrawl_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recrawl/recrawl"
+	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/internal/testsite"
 	"github.com/recrawl/recrawl/schedule"
 )
@@ -15,8 +18,9 @@ import (
 // release edits 40% of one section's pages at once, another 40% each time, a section every day
 // and a half in turn, behind a sitemap without lastmods) every six hours
 // with s, and returns the page-hours the edited pages stayed stale after
-// their releases over the second half, and the runs' fetches then.
-func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) string, days int) (stale float64, fetches int) {
+// their releases over the second half, the runs' fetches then, and the
+// fixture crawled.
+func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) string, days int) (stale float64, fetches int, f *fixture) {
 	t.Helper()
 	const pages, sections = 400, 8
 	l := recrawl.DefaultLimits()
@@ -24,7 +28,7 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 	// found a part at a time is, so that the pages' revisits do not fall
 	// due together.
 	l.RequestDelay, l.MaxPages = 0, 60
-	f := newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster})
+	f = newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster})
 	paths := f.site.Paths()
 	per := pages / sections
 	released := map[string]time.Time{} // edited and not fetched since: when
@@ -56,7 +60,7 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 			}
 		}
 	}
-	return stale, fetches
+	return stale, fetches, f
 }
 
 // The default learns that a site's sections change together: once a run
@@ -74,11 +78,62 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 	}
 	days := 80
 	none := func(string) string { return "" }
-	halving, hf := releaseStaleness(t, schedule.DefaultHalving, nil, days)
-	alone, af := releaseStaleness(t, schedule.Index{}, none, days)
-	def, df := releaseStaleness(t, schedule.Index{}, nil, days)
+	halving, hf, _ := releaseStaleness(t, schedule.DefaultHalving, nil, days)
+	alone, af, _ := releaseStaleness(t, schedule.Index{}, none, days)
+	def, df, _ := releaseStaleness(t, schedule.Index{}, nil, days)
 	t.Logf("release staleness: Halving %.0f page-hours (%d fetches), without co-change %.0f (%d fetches), default %.0f (%d fetches, %.2f× Halving's)", halving, hf, alone, af, def, df, def/halving)
 	require.Less(t, def, 0.85*alone)
 	require.Less(t, def, 0.7*halving)
 	require.LessOrEqual(t, float64(df), 1.08*float64(hf))
+}
+
+// A fetch the co-change model asked for keeps the chance it was made at
+// (crawlstate.Check.CoChance, to the state's resolution), so that the
+// rate estimate reads a change it found as maybe its section's release,
+// not the page's own: a page a release rewrote, fetched the day after,
+// is not taken for one that changes daily. (Most of the site's pages send
+// Last-Modified, whose estimator dates the changes and needs no such
+// reading; the others' estimates are lowered.) A fetch of a page without
+// co-change keeps none.
+func TestCoChangeFetchesKeepTheirChance(t *testing.T) {
+	if raceEnabled {
+		t.Skip("20 simulated days of a crawl; .ci/run runs it without race")
+	}
+	_, _, f := releaseStaleness(t, schedule.Index{}, nil, 20)
+	_, _, alone := releaseStaleness(t, schedule.Index{}, func(string) string { return "" }, 20)
+	count := func(f *fixture) (checks, co, coChanged int, lower int) {
+		rows, err := f.state.LiveRows(context.Background(), f.src.Name(), "", 1000)
+		require.NoError(t, err)
+		for _, row := range rows {
+			p := schedule.Page{Recent: make([]schedule.Check, len(row.Stats.Recent))}
+			for i, c := range row.Stats.Recent {
+				checks++
+				require.Equal(t, crawlstate.RoundCoChance(c.CoChance), c.CoChance, "kept to the state's resolution")
+				if c.CoChance > 0 {
+					co++
+					if c.Changed {
+						coChanged++
+					}
+				}
+				p.Recent[i] = schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified, CoChance: c.CoChance}
+			}
+			// Read as the page's own, the changes give a higher rate.
+			own := schedule.Page{Recent: slices.Clone(p.Recent)}
+			for i := range own.Recent {
+				own.Recent[i].CoChance = 0
+			}
+			if schedule.Estimate(p) < schedule.Estimate(own) {
+				lower++
+			}
+		}
+		return checks, co, coChanged, lower
+	}
+	checks, co, coChanged, lower := count(f)
+	t.Logf("default: %d checks, %d at a co-change chance (%d found a change); %d rows estimated below the rate of their changes read as their own", checks, co, coChanged, lower)
+	require.Positive(t, coChanged, "follow-ups found changes at their chance")
+	require.Positive(t, lower, "and those changes lower the pages' own rates")
+	checks, co, _, lower = count(alone)
+	require.Positive(t, checks)
+	require.Zero(t, co, "no co-change, no chance")
+	require.Zero(t, lower)
 }

@@ -894,7 +894,7 @@ func (e *Engine) planInput(row crawlstate.Row, checks []schedule.Check) (schedul
 	// The checks in checks's storage: Input reads them and keeps none.
 	checks = checks[:0]
 	for _, c := range row.Stats.Recent {
-		checks = append(checks, schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified})
+		checks = append(checks, schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified, CoChance: c.CoChance})
 	}
 	p.Recent = checks
 	if e.cfg.Weight != nil {

@@ -602,7 +602,7 @@ func pageOf(row crawlstate.Row) schedule.Page {
 	if len(row.Stats.Recent) > 0 {
 		p.Recent = make([]schedule.Check, len(row.Stats.Recent))
 		for i, c := range row.Stats.Recent {
-			p.Recent[i] = schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified}
+			p.Recent[i] = schedule.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified, CoChance: c.CoChance}
 		}
 	}
 	return p
@@ -617,7 +617,7 @@ func statsOf(p schedule.Page) crawlstate.Stats {
 	if len(p.Recent) > 0 {
 		s.Recent = make([]crawlstate.Check, len(p.Recent))
 		for i, c := range p.Recent {
-			s.Recent[i] = crawlstate.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified}
+			s.Recent[i] = crawlstate.Check{Elapsed: c.Elapsed, Changed: c.Changed, Modified: c.Modified, CoChance: crawlstate.RoundCoChance(c.CoChance)}
 		}
 	}
 	return s

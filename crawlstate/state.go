@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -78,6 +79,28 @@ type Check struct {
 	Elapsed  time.Duration // since the previous fetch
 	Changed  bool          // a real change was found
 	Modified time.Duration // the Last-Modified estimator's term; 0 if unknown
+	// CoChance is the co-change chance the fetch was made at
+	// (schedule.Check.CoChance), in [0, 1]; states keep it to the nearest
+	// 1/CoChanceSteps (RoundCoChance).
+	CoChance float64
+}
+
+// CoChanceSteps is the resolution states keep Check.CoChance at.
+const CoChanceSteps = 127
+
+// RoundCoChance returns c as a state keeps it: within [0, 1] (0 when not
+// a number), to the nearest 1/CoChanceSteps.
+func RoundCoChance(c float64) float64 {
+	return float64(CoChanceStep(c)) / CoChanceSteps
+}
+
+// CoChanceStep returns RoundCoChance(c) in steps of 1/CoChanceSteps, for a
+// state's encoding.
+func CoChanceStep(c float64) uint8 {
+	if !(c > 0) {
+		return 0
+	}
+	return uint8(math.Round(min(c, 1) * CoChanceSteps))
 }
 
 // Discovered is one URL listed by discovery.

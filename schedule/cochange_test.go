@@ -117,6 +117,19 @@ func TestCoChangeChanceAfterRelease(t *testing.T) {
 	require.Zero(t, m.Chance("https://h/docs/s03/other", schedule.Page{}, now), "never fetched")
 	require.Equal(t, []string{"https://h/docs/s03/"}, m.Touched())
 	require.Empty(t, m.Touched(), "Touched forgets")
+
+	// Learn reschedules a fetch at the chance the model gave it, and the
+	// check it adds keeps that chance.
+	spy := schedule.ReschedulerFunc(func(p schedule.Page, o schedule.Outcome) schedule.Decision {
+		return schedule.Decision{Page: schedule.Observe(p, o.Observation), Next: o.At.Add(time.Hour)}
+	})
+	want := m.Chance("https://h/docs/s03/other", before, now)
+	d := schedule.Learn{Next: spy, Model: m}.Reschedule(before, schedule.Outcome{URL: "https://h/docs/s03/other", Kind: schedule.Fetched, Observation: schedule.Observation{At: now, Changed: true}})
+	require.Len(t, d.Page.Recent, 1)
+	require.Equal(t, want, d.Page.Recent[0].CoChance)
+	require.Equal(t, want, d.Page.CoChange)
+	d = schedule.Learn{Next: spy, Model: m}.Reschedule(before, schedule.Outcome{URL: "https://h/docs/s04/other", Kind: schedule.Fetched, Observation: schedule.Observation{At: now, Changed: true}})
+	require.Zero(t, d.Page.Recent[0].CoChance, "another section")
 }
 
 // A burst far beyond noise is read for the share of the section its

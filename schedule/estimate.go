@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -110,6 +111,13 @@ func EstimateLastModified(n, x int, total time.Duration, lim Limits) Rate {
 //
 //	Σ_changed t / (e^(λt) − 1) = Σ_unchanged t.
 //
+// A change found at a co-change chance c (Check.CoChance: the fetch came
+// because the page's siblings had changed) may be theirs, not the page's:
+// its likelihood is 1 − (1 − c)e^(−λt), and its term
+// t(1 − c)/(e^(λt) − 1 + c), with c read as 0 below 0.1 and at most 0.95.
+// Without it a section's release, found on the siblings a day after it,
+// would read as pages that change daily.
+//
 // The sums are smoothed with one pseudo-check of each kind whose length is
 // the mean observed interval (DefaultPriorInterval when there are none),
 // which keeps the root finite when every check, or none, found a change.
@@ -125,11 +133,14 @@ func EstimateIrregular(checks []Check, lim Limits) Rate {
 // pseudo-checks (DefaultLimits.Min when no check found a change), or
 // Estimate(p) when that is lower (every check found a change; a page
 // without checks) or comes from the Last-Modified estimator (which has no
-// prior; the lower of two noisy estimates would be biased low). The prior keeps a page's own estimate from being abandoned on
-// little evidence, but it pulls the estimate of a page that never changes
-// up to about one change per observed time; what the baseline spends on a
-// page follows what its checks found, so BaselineRate is computed from
-// this estimate.
+// prior; the lower of two noisy estimates would be biased low). The prior
+// keeps a page's own estimate from being abandoned on little evidence, but
+// it pulls the estimate of a page that never changes up to about one
+// change per observed time; what the baseline spends on a page follows
+// what its checks found, so BaselineRate is computed from this estimate.
+// It reads every change as the page's own, whatever its Check.CoChance:
+// the baseline has no co-change, and its spend is what it would fetch of
+// the changes found.
 func EstimateObserved(p Page) Rate { return observedWith(p, Estimate(p)) }
 
 // observedWith is EstimateObserved given est, Estimate(p).
@@ -137,9 +148,43 @@ func observedWith(p Page, est Rate) Rate {
 	if len(p.Recent) == 0 || usesLastModified(p.Recent) {
 		return est
 	}
+	// The baseline's estimate reads every change as the page's own: a
+	// crawler without co-change would have fetched the page on its own
+	// schedule.
+	checks := p.Recent
+	for i, c := range checks {
+		if c.Changed && coEvidence(c.CoChance) > 0 {
+			checks = slices.Clone(checks)
+			for j := i; j < len(checks); j++ {
+				checks[j].CoChance = 0
+			}
+			est = EstimateIrregularWeighted(checks, DefaultLimits, DefaultPriorWeight)
+			break
+		}
+	}
 	// Every check found a change: the likelihood has no maximum, and the
 	// smoothed estimate is the better bound.
-	return min(est, estimateIrregular(p.Recent, DefaultLimits, 0))
+	return min(est, estimateIrregular(checks, DefaultLimits, 0))
+}
+
+// minCoChance and maxCoChance bound the co-change chance a change is
+// read at. Below minCoChance it is read as none: a model that found its
+// source's pages changing together by chance (pages that change alone)
+// gives chances of a few percent, and reading those would bias every
+// page's rate down. Up to maxCoChance: a change found at any co-change
+// chance says a little of the page's own rate.
+const (
+	minCoChance = 0.1
+	maxCoChance = 0.95
+)
+
+// coEvidence is the co-change chance c as the estimators read it: 0 below
+// minCoChance (and when not a number), at most maxCoChance.
+func coEvidence(c float64) float64 {
+	if !(c > minCoChance) {
+		return 0
+	}
+	return min(c, maxCoChance)
 }
 
 // EstimateIrregularWeighted is EstimateIrregular with each smoothing
@@ -178,7 +223,7 @@ func estimateIrregular(checks []Check, lim Limits, prior float64) Rate {
 	target := sumU + prior*mean // Σ_unchanged t, with the pseudo-check
 	// phi(λ) = Σ_changed t/(e^(λt)−1) − target is decreasing in λ.
 	phi := func(lam float64) (v, dv float64) {
-		add := func(t float64) {
+		add := func(t, c float64) {
 			y := lam * t
 			var e, em float64 // e^y and e^y − 1
 			if y < 0.5 {
@@ -191,17 +236,20 @@ func estimateIrregular(checks []Check, lim Limits, prior float64) Rate {
 			if math.IsInf(e, 1) {
 				return // both terms vanish
 			}
-			v += t / em
-			// d/dλ t/(e^(λt)−1) = −t² e^(λt)/(e^(λt)−1)²
-			dv -= t * t * e / (em * em)
+			// A change found at co-change chance c: its likelihood is
+			// 1 − (1 − c)e^(−λt), whose score is t(1 − c)/(e^(λt) − 1 + c).
+			d := em + c
+			v += t * (1 - c) / d
+			// d/dλ t(1−c)/(e^(λt)−1+c) = −t²(1−c) e^(λt)/(e^(λt)−1+c)²
+			dv -= t * t * (1 - c) * e / (d * d)
 		}
 		if prior > 0 {
-			add(mean)
+			add(mean, 0)
 			v, dv = v*prior, dv*prior
 		}
 		for _, c := range checks {
 			if c.Elapsed > 0 && c.Changed {
-				add(days(c.Elapsed))
+				add(days(c.Elapsed), coEvidence(c.CoChance))
 			}
 		}
 		return v - target, dv

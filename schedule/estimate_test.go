@@ -281,3 +281,62 @@ func TestEstimateObservedKeepsTheLastModifiedEstimate(t *testing.T) {
 	require.Equal(t, schedule.EstimateIrregularWeighted(noLM, schedule.DefaultLimits, 0), schedule.EstimateObserved(q))
 	require.Less(t, float64(schedule.EstimateObserved(q)), float64(schedule.Estimate(q)))
 }
+
+// A change found at a co-change chance is read as maybe its siblings'
+// release: the higher the chance, the less it raises the page's own rate,
+// down to the rate of a page that never changed once the chance passes
+// 0.95; below 0.1 it is read as the page's own. The baseline's estimate
+// (EstimateObserved) reads every change as the page's own.
+func TestEstimateReadsCoChance(t *testing.T) {
+	checks := func(co float64) schedule.Page {
+		return schedule.Page{Recent: []schedule.Check{
+			{Elapsed: 10 * schedule.Day},
+			{Elapsed: 12 * schedule.Day},
+			{Elapsed: schedule.Day, Changed: true, CoChance: co},
+			{Elapsed: 9 * schedule.Day},
+		}}
+	}
+	own := schedule.Estimate(checks(0))
+	tests := []struct {
+		co   float64
+		want string // against own: "same", "lower"
+	}{
+		{math.NaN(), "same"},
+		{-1, "same"},
+		{0.05, "same"},
+		{0.099, "same"},
+		{0.2, "lower"},
+		{0.5, "lower"},
+		{0.95, "lower"},
+		{1, "lower"},
+		{math.Inf(1), "lower"},
+	}
+	prev := own
+	for _, tc := range tests {
+		got := schedule.Estimate(checks(tc.co))
+		require.Equal(t, schedule.EstimateObserved(checks(0)), schedule.EstimateObserved(checks(tc.co)), "co %v: the baseline's rate", tc.co)
+		switch tc.want {
+		case "same":
+			require.Equal(t, own, got, "co %v", tc.co)
+		case "lower":
+			require.Less(t, got, own, "co %v", tc.co)
+			require.LessOrEqual(t, got, prev, "co %v: a higher chance, a lower rate", tc.co)
+		}
+		prev = got
+	}
+	require.Equal(t, schedule.Estimate(checks(0.95)), schedule.Estimate(checks(1)), "read at 0.95 at most")
+	require.Greater(t, schedule.Estimate(checks(1)), schedule.Estimate(schedule.Page{Recent: []schedule.Check{
+		{Elapsed: 10 * schedule.Day}, {Elapsed: 12 * schedule.Day}, {Elapsed: schedule.Day}, {Elapsed: 9 * schedule.Day},
+	}}), "the change still says a little")
+}
+
+// Observe keeps the page's co-change chance in the check it adds, within
+// [0, 1].
+func TestObserveKeepsCoChance(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ co, want float64 }{{0, 0}, {0.3, 0.3}, {1.5, 1}, {-0.2, 0}, {math.NaN(), 0}, {math.Inf(1), 0}} {
+		p := schedule.Observe(schedule.Page{LastFetched: t0, Visits: 1, CoChange: tc.co}, schedule.Observation{At: t0.Add(schedule.Day), Changed: true})
+		require.Len(t, p.Recent, 1)
+		require.Equal(t, tc.want, p.Recent[0].CoChance, "co %v", tc.co)
+	}
+}

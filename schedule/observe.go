@@ -1,6 +1,9 @@
 package schedule
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Check is one compared fetch: how long after the previous fetch it came
 // and whether it found a real change.
@@ -15,6 +18,11 @@ type Check struct {
 	// one that contradicts the content comparison (it moved although the
 	// content did not, or a change predates the previous fetch).
 	Modified time.Duration
+	// CoChance is the co-change chance the page had when it was fetched
+	// (Page.CoChange): the chance that its siblings' changes, not its own
+	// rate, changed it. The estimators read a change found at a high
+	// co-change chance as little evidence of the page's own rate.
+	CoChance float64
 }
 
 // Observe folds the outcome of one fetch into the page's statistics and
@@ -23,7 +31,8 @@ type Check struct {
 // LastModified and ChangeRate. Interval and Weight are left as they are.
 //
 // A first fetch (obs.First, or a page never fetched) starts the statistics
-// afresh. A fetch at or before LastFetched adds no check.
+// afresh. A fetch at or before LastFetched adds no check. The check added
+// keeps the page's CoChange as its CoChance.
 func Observe(p Page, obs Observation) Page {
 	lm := believedLastModified(obs)
 	if obs.First || p.LastFetched.IsZero() {
@@ -48,6 +57,9 @@ func Observe(p Page, obs Observation) Page {
 		return p
 	}
 	c := Check{Elapsed: el, Changed: obs.Changed}
+	if co := p.CoChange; co > 0 && !math.IsInf(co, 1) {
+		c.CoChance = min(co, 1)
+	}
 	if consistentLastModified(p, obs, lm) {
 		c.Modified = el
 		if obs.Changed {

@@ -137,7 +137,8 @@ func (s *State) withTx(ctx context.Context, op string, fn func(tx pgx.Tx) error)
 }
 
 // checkSize is the stored size of one Check: elapsed and modified as
-// little-endian int64, then changed as one byte.
+// little-endian int64, then one byte: changed in bit 0, the CoChance step
+// (in 1/crawlstate.CoChanceSteps) in bits 1 to 7.
 const checkSize = 17
 
 // encodeChecks stores Stats.Recent; no checks are NULL.
@@ -149,11 +150,11 @@ func encodeChecks(cs []crawlstate.Check) []byte {
 	for _, c := range cs {
 		b = appendInt64(b, int64(c.Elapsed))
 		b = appendInt64(b, int64(c.Modified))
+		last := crawlstate.CoChanceStep(c.CoChance) << 1
 		if c.Changed {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
+			last |= 1
 		}
+		b = append(b, last)
 	}
 	return b
 }
@@ -172,7 +173,8 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 		out[i] = crawlstate.Check{
 			Elapsed:  time.Duration(readInt64(p)),
 			Modified: time.Duration(readInt64(p[8:])),
-			Changed:  p[16] != 0,
+			Changed:  p[16]&1 != 0,
+			CoChance: float64(p[16]>>1) / crawlstate.CoChanceSteps,
 		}
 	}
 	return out, nil

@@ -11,22 +11,32 @@ import (
 
 // Stats.Recent is stored in a compact binary form (column pages.recent):
 //
-//	byte 0       format version, checksFormat
+//	byte 0       format version, checksFormat or checksFormatCo
 //	per check    a flags byte, then Elapsed as a signed varint, then
-//	             Modified as a signed varint unless a flag gives it
+//	             Modified as a signed varint unless a flag gives it, then
+//	             (format checksFormatCo, flag bit 3) the CoChance step
 //
 // Flags: bit 0 Changed; bit 1 Modified equals Elapsed (an unchanged check
 // with a usable Last-Modified); bit 2 Modified is zero (no usable
-// Last-Modified). Other bits must be zero, and bits 1 and 2 are never both
-// set. For intervals of hours to weeks a check costs 8 bytes, 7 more when
-// its Modified term is its own (a change with a usable Last-Modified); a
-// window of 32 checks takes 250 to 350 bytes. No checks is stored as NULL.
-const checksFormat = 1
+// Last-Modified); bit 3 a byte of CoChance follows, in steps of
+// 1/crawlstate.CoChanceSteps (1 to CoChanceSteps; a check without the
+// flag has none). Other bits must be zero, bits 1 and 2 are never both
+// set, and bit 3 only appears in format checksFormatCo, which a window is
+// written in only when one of its checks has a CoChance. For intervals of
+// hours to weeks a check costs 8 bytes, 7 more when its Modified term is
+// its own (a change with a usable Last-Modified) and 1 more with a
+// CoChance; a window of 32 checks takes 250 to 350 bytes. No checks is
+// stored as NULL.
+const (
+	checksFormat   = 1
+	checksFormatCo = 2
+)
 
 const (
 	checkChanged        = 1 << 0
 	checkModifiedIsSame = 1 << 1
 	checkModifiedIsZero = 1 << 2
+	checkCoChance       = 1 << 3
 	checkKnownFlags     = checkChanged | checkModifiedIsSame | checkModifiedIsZero
 )
 
@@ -42,11 +52,22 @@ func encodeChecks(cs []crawlstate.Check) []byte {
 // buf: a writer reuses one buffer for every row of a batch (the driver
 // copies a bound blob).
 func appendChecks(buf []byte, cs []crawlstate.Check) []byte {
-	buf = append(buf, checksFormat)
+	format := byte(checksFormat)
+	for _, c := range cs {
+		if crawlstate.CoChanceStep(c.CoChance) > 0 {
+			format = checksFormatCo
+			break
+		}
+	}
+	buf = append(buf, format)
 	for _, c := range cs {
 		var flags byte
 		if c.Changed {
 			flags |= checkChanged
+		}
+		co := crawlstate.CoChanceStep(c.CoChance)
+		if co > 0 {
+			flags |= checkCoChance
 		}
 		switch c.Modified {
 		case 0:
@@ -58,6 +79,9 @@ func appendChecks(buf []byte, cs []crawlstate.Check) []byte {
 		buf = binary.AppendVarint(buf, int64(c.Elapsed))
 		if flags&(checkModifiedIsZero|checkModifiedIsSame) == 0 {
 			buf = binary.AppendVarint(buf, int64(c.Modified))
+		}
+		if co > 0 {
+			buf = append(buf, co)
 		}
 	}
 	return buf
@@ -71,15 +95,20 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	if b[0] != checksFormat {
-		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads format %d", backend.ErrCorrupt, b[0], checksFormat)
+	known := byte(checkKnownFlags)
+	switch b[0] {
+	case checksFormat:
+	case checksFormatCo:
+		known |= checkCoChance
+	default:
+		return nil, fmt.Errorf("%w: recent checks in format %d; this build reads formats %d and %d", backend.ErrCorrupt, b[0], checksFormat, checksFormatCo)
 	}
 	var stack [decodeChecksStack]crawlstate.Check
 	out := stack[:0]
 	for i := 1; i < len(b); {
 		flags := b[i]
 		i++
-		if flags&^checkKnownFlags != 0 || (flags&checkModifiedIsSame != 0 && flags&checkModifiedIsZero != 0) {
+		if flags&^known != 0 || (flags&checkModifiedIsSame != 0 && flags&checkModifiedIsZero != 0) {
 			return nil, fmt.Errorf("%w: recent check %d has flags %#x", backend.ErrCorrupt, len(out), flags)
 		}
 		elapsed, next := varintAt(b, i)
@@ -99,6 +128,13 @@ func decodeChecks(b []byte) ([]crawlstate.Check, error) {
 			}
 			i = next
 			c.Modified = time.Duration(m)
+		}
+		if flags&checkCoChance != 0 {
+			if i >= len(b) || b[i] == 0 || b[i] > crawlstate.CoChanceSteps {
+				return nil, fmt.Errorf("%w: recent check %d: truncated or malformed co-change chance", backend.ErrCorrupt, len(out))
+			}
+			c.CoChance = float64(b[i]) / crawlstate.CoChanceSteps
+			i++
 		}
 		out = append(out, c)
 	}

@@ -24,6 +24,7 @@ func TestChecksRoundTrip(t *testing.T) {
 		{"modified same", []crawlstate.Check{{Elapsed: 20*time.Hour + 1, Modified: 20*time.Hour + 1}}, 1 + 1 + 7},
 		{"modified other", []crawlstate.Check{{Elapsed: 20 * time.Hour, Changed: true, Modified: 3 * time.Hour}}, 1 + 1 + 7 + 7},
 		{"zero elapsed", []crawlstate.Check{{}}, 1 + 1 + 1},
+		{"co-change chance", []crawlstate.Check{{Elapsed: 20 * time.Hour, Changed: true, CoChance: 64.0 / crawlstate.CoChanceSteps}, {Elapsed: 20 * time.Hour}}, 1 + 1 + 7 + 1 + 1 + 7},
 		{"negative and extreme values", []crawlstate.Check{
 			{Elapsed: -time.Second, Modified: math.MinInt64},
 			{Elapsed: math.MaxInt64, Changed: true, Modified: math.MaxInt64 - 1},
@@ -68,8 +69,12 @@ func TestDecodeChecksRejects(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		{"unknown format", []byte{2, 0, 0}, "format 2"},
-		{"unknown flag", []byte{checksFormat, 0x08, 0}, "flags 0x8"},
+		{"unknown format", []byte{3, 0, 0}, "format 3"},
+		{"unknown flag", []byte{checksFormatCo, 0x10, 0}, "flags 0x10"},
+		{"co-change chance in format 1", []byte{checksFormat, checkModifiedIsZero | checkCoChance, 0, 1}, "flags 0xc"},
+		{"no co-change chance", []byte{checksFormatCo, checkModifiedIsZero | checkCoChance, 0}, "malformed co-change"},
+		{"zero co-change chance", []byte{checksFormatCo, checkModifiedIsZero | checkCoChance, 0, 0}, "malformed co-change"},
+		{"co-change chance above one", []byte{checksFormatCo, checkModifiedIsZero | checkCoChance, 0, crawlstate.CoChanceSteps + 1}, "malformed co-change"},
 		{"contradicting flags", []byte{checksFormat, checkModifiedIsSame | checkModifiedIsZero, 0}, "flags 0x6"},
 		{"no elapsed", []byte{checksFormat, checkModifiedIsZero}, "malformed elapsed"},
 		{"truncated elapsed", []byte{checksFormat, checkModifiedIsZero, 0x80}, "malformed elapsed"},
@@ -140,6 +145,7 @@ func FuzzDecodeChecks(f *testing.F) {
 	f.Add(encodeChecks([]crawlstate.Check{{Elapsed: time.Hour, Changed: true, Modified: time.Minute}, {Elapsed: 2 * time.Hour, Modified: 2 * time.Hour}, {Elapsed: 3}}))
 	f.Add([]byte{checksFormat, 0xff})
 	f.Add([]byte{checksFormat, 0, 0x80, 0x80})
+	f.Add([]byte{checksFormatCo, checkChanged | checkModifiedIsZero | checkCoChance, 2, 64})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cs, err := decodeChecks(b)
 		if err != nil {

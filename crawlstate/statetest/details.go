@@ -35,10 +35,12 @@ func sampleStats() crawlstate.Stats {
 		LastChanged: t0.Add(-3*time.Hour + 7),
 		Elapsed:     50*time.Hour + 3,
 		Recent: []crawlstate.Check{
-			{Elapsed: 20*time.Hour + 1, Changed: true, Modified: 5*time.Hour + 2}, // a change with a usable Last-Modified
-			{Elapsed: 30 * time.Hour, Modified: 30 * time.Hour},                   // no change, Last-Modified consistent
-			{Elapsed: time.Nanosecond},                                            // no usable Last-Modified
-			{Elapsed: 400 * 24 * time.Hour, Changed: true},                        // a change after a long gap
+			{Elapsed: 20*time.Hour + 1, Changed: true, Modified: 5*time.Hour + 2},              // a change with a usable Last-Modified
+			{Elapsed: 30 * time.Hour, Modified: 30 * time.Hour},                                // no change, Last-Modified consistent
+			{Elapsed: time.Nanosecond},                                                         // no usable Last-Modified
+			{Elapsed: 400 * 24 * time.Hour, Changed: true},                                     // a change after a long gap
+			{Elapsed: 26 * time.Hour, Changed: true, CoChance: 1.0 / crawlstate.CoChanceSteps}, // found at the least co-change chance kept
+			{Elapsed: 2 * time.Hour, CoChance: 1},                                              // and at the most
 		},
 		LastModified: t0.Add(-4 * time.Hour),
 		ChangeRate:   0.375,
