@@ -365,6 +365,25 @@ func (c *coCluster) scan(from, before int64) (level int, share float64, burst co
 // cluster whose pages change alone, and every page of a source whose
 // pages have not been found to change together (Learned).
 func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
+	return m.chance(url, p, now, 1)
+}
+
+// Attributable returns the co-change chance a change found on the page at
+// url now is read at by the rate estimators (Check.CoChance): Chance when
+// its siblings' excess since its last fetch is at least 1.5 times its
+// noise, else 0. A site whose pages change alone shows smaller excesses
+// by chance, and a chance learned from them there would bias its pages'
+// rates down; a release shows more.
+func (m *CoChange) Attributable(url string, p Page, now time.Time) float64 {
+	return m.chance(url, p, now, coAttributable)
+}
+
+// coAttributable is the lowest level of excess Attributable reads: 1.5
+// to 3 times its noise.
+const coAttributable = 2
+
+// chance is Chance at levels of excess from least up.
+func (m *CoChange) chance(url string, p Page, now time.Time, least int) float64 {
 	if m == nil || p.LastFetched.IsZero() {
 		return 0
 	}
@@ -376,6 +395,9 @@ func (m *CoChange) Chance(url string, p Page, now time.Time) float64 {
 		return 0
 	}
 	b, share, burst := c.exposure(p.LastFetched.UnixNano())
+	if b < least {
+		return 0
+	}
 	x := m.x(c, b, coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched))))
 	if b == coBuckets-1 {
 		// A burst far beyond noise is a release: the share of the cluster

@@ -123,13 +123,21 @@ func TestCoChangeChanceAfterRelease(t *testing.T) {
 	spy := schedule.ReschedulerFunc(func(p schedule.Page, o schedule.Outcome) schedule.Decision {
 		return schedule.Decision{Page: schedule.Observe(p, o.Observation), Next: o.At.Add(time.Hour)}
 	})
-	want := m.Chance("https://h/docs/s03/other", before, now)
+	want := m.Attributable("https://h/docs/s03/other", before, now)
+	require.Equal(t, m.Chance("https://h/docs/s03/other", before, now), want, "six changes: far beyond noise")
 	d := schedule.Learn{Next: spy, Model: m}.Reschedule(before, schedule.Outcome{URL: "https://h/docs/s03/other", Kind: schedule.Fetched, Observation: schedule.Observation{At: now, Changed: true}})
 	require.Len(t, d.Page.Recent, 1)
 	require.Equal(t, want, d.Page.Recent[0].CoChance)
 	require.Equal(t, want, d.Page.CoChange)
 	d = schedule.Learn{Next: spy, Model: m}.Reschedule(before, schedule.Outcome{URL: "https://h/docs/s04/other", Kind: schedule.Fetched, Observation: schedule.Observation{At: now, Changed: true}})
 	require.Zero(t, d.Page.Recent[0].CoChance, "another section")
+
+	// One change found in a section is within noise of pages that change
+	// alone: it raises the siblings' chance, and a change they are found
+	// with is still read as their own.
+	m.Check("https://h/docs/s05/found", schedule.Page{LastFetched: t0.Add(-time.Hour), ChangeRate: 0.05}, schedule.Observation{At: t0.Add(time.Hour), Changed: true})
+	require.Positive(t, m.Chance("https://h/docs/s05/other", before, now))
+	require.Zero(t, m.Attributable("https://h/docs/s05/other", before, now))
 }
 
 // A burst far beyond noise is read for the share of the section its

@@ -12,7 +12,8 @@ import (
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // checksFrom decodes 17-byte records: elapsed (int64), modified (int64),
-// changed (low bit).
+// changed (low bit) and the co-change chance in hundredths (the other
+// seven bits: 0 to 1.27).
 func checksFrom(data []byte) []schedule.Check {
 	var cs []schedule.Check
 	for len(data) >= 17 {
@@ -20,6 +21,7 @@ func checksFrom(data []byte) []schedule.Check {
 			Elapsed:  time.Duration(binary.LittleEndian.Uint64(data)),
 			Modified: time.Duration(binary.LittleEndian.Uint64(data[8:])),
 			Changed:  data[16]&1 == 1,
+			CoChance: float64(data[16]>>1) / 100,
 		})
 		data = data[17:]
 	}
@@ -43,6 +45,9 @@ func FuzzEstimate(f *testing.F) {
 	f.Add(append(record(schedule.Day, time.Minute, true), record(-5, 0, true)...), 0, 0, int64(0), 1e-9, 1e9)
 	f.Add(record(math.MaxInt64, math.MaxInt64, true), -1, 7, int64(-1), math.NaN(), math.Inf(1))
 	f.Add(append(record(1, 1, true), record(1, 1, true)...), 1<<30, 1<<30, int64(math.MaxInt64), 5.0, 1.0)
+	co := record(schedule.Day, 0, true)
+	co[16] |= 90 << 1 // found at a co-change chance of 0.9
+	f.Add(append(co, record(3*schedule.Day, 0, false)...), 0, 0, int64(0), 0.0, 0.0)
 	f.Fuzz(func(t *testing.T, data []byte, n, x int, interval int64, lo, hi float64) {
 		lim := schedule.Limits{Min: schedule.Rate(lo), Max: schedule.Rate(hi)}
 		check := func(name string, r schedule.Rate, lim schedule.Limits) {
@@ -59,6 +64,7 @@ func FuzzEstimate(f *testing.F) {
 		check("last-modified", schedule.EstimateLastModified(n, x, time.Duration(interval), lim), lim)
 		page := schedule.Page{Recent: cs, Visits: n, Changes: x, Elapsed: time.Duration(interval)}
 		check("page", schedule.Estimate(page), schedule.DefaultLimits)
+		check("observed rate", schedule.EstimateObserved(page), schedule.DefaultLimits)
 
 		// Replay the checks as fetches.
 		p := schedule.Page{}
@@ -71,8 +77,12 @@ func FuzzEstimate(f *testing.F) {
 					t.Fatalf("%T returned %v", s, iv)
 				}
 			}
+			p.CoChange = c.CoChance
 			p = schedule.Observe(p, obs)
 			check("observed", p.ChangeRate, schedule.DefaultLimits)
+			if n := len(p.Recent); n > 0 && !(p.Recent[n-1].CoChance >= 0 && p.Recent[n-1].CoChance <= 1) {
+				t.Fatalf("check kept co-change chance %v", p.Recent[n-1].CoChance)
+			}
 			if g := schedule.Gain(p, at.Add(c.Modified)); !finite(g) || g < 0 {
 				t.Fatalf("gain %v", g)
 			}

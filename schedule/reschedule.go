@@ -234,9 +234,10 @@ func (h Hint) Reschedule(p Page, o Outcome) Decision {
 
 // Learn hands every Fetched outcome to a co-change model (CoChange.Check)
 // before the rest of the chain decides, so that the pages' siblings are
-// ranked by what it found, and sets the page's CoChange to the model's
-// chance before the fetch, so that the check it adds (Observe) keeps it
-// as its CoChance; a nil Model changes nothing.
+// ranked by what it found, and sets the page's CoChange to the chance
+// the model attributes to its siblings before the fetch
+// (CoChange.Attributable), so that the check it adds (Observe) keeps it as
+// its CoChance; a nil Model changes nothing.
 type Learn struct {
 	Next  Rescheduler
 	Model *CoChange
@@ -245,7 +246,7 @@ type Learn struct {
 // Reschedule implements Rescheduler.
 func (l Learn) Reschedule(p Page, o Outcome) Decision {
 	if l.Model != nil && o.Kind == Fetched {
-		p.CoChange = l.Model.Chance(o.URL, p, o.At)
+		p.CoChange = l.Model.Attributable(o.URL, p, o.At)
 		l.Model.Check(o.URL, p, o.Observation)
 	}
 	return l.Next.Reschedule(p, o)

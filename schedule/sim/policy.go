@@ -477,7 +477,13 @@ func (x *index) Advance(k Known, obs schedule.Observation) schedule.Page {
 		obs.First = false
 		q.Interval = x.plan.Next(q, obs)
 	} else {
-		q = schedule.Advance(x.plan, x.page(k), obs)
+		// As the engine's chain (schedule.Learn) does: the check keeps
+		// the chance the model attributes to the page's siblings.
+		pg := x.page(k)
+		if x.co != nil && x.releases == nil {
+			pg.CoChange = x.co.Attributable(k.Path(), pg, x.now)
+		}
+		q = schedule.Advance(x.plan, pg, obs)
 	}
 	if x.co != nil {
 		x.co.Check(k.Path(), *k.Page(), obs)
