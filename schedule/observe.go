@@ -19,9 +19,10 @@ type Check struct {
 	// content did not, or a change predates the previous fetch).
 	Modified time.Duration
 	// CoChance is the co-change chance the page had when it was fetched
-	// (Page.CoChange): the chance that its siblings' changes, not its own
-	// rate, changed it. The estimators read a change found at a high
-	// co-change chance as little evidence of the page's own rate.
+	// (Page.CoChange, which a crawler's chain sets from
+	// CoChange.Attributable): the chance that its siblings' release, not
+	// its own rate, changed it. The estimators read a change found at a
+	// high co-change chance as little evidence of the page's own rate.
 	CoChance float64
 }
 
