@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -125,7 +124,7 @@ func EstimateLastModified(n, x int, total time.Duration, lim Limits) Rate {
 // when a step leaves the bracket) and bounded by lim (zero fields take
 // DefaultLimits). Checks with Elapsed <= 0 are ignored.
 func EstimateIrregular(checks []Check, lim Limits) Rate {
-	return estimateIrregular(checks, lim, 1)
+	return estimateIrregular(checks, lim, 1, true)
 }
 
 // EstimateObserved is the change rate of p from its checks alone: the
@@ -151,20 +150,15 @@ func observedWith(p Page, est Rate) Rate {
 	// The baseline's estimate reads every change as the page's own: a
 	// crawler without co-change would have fetched the page on its own
 	// schedule.
-	checks := p.Recent
-	for i, c := range checks {
+	for _, c := range p.Recent {
 		if c.Changed && coEvidence(c.CoChance) > 0 {
-			checks = slices.Clone(checks)
-			for j := i; j < len(checks); j++ {
-				checks[j].CoChance = 0
-			}
-			est = EstimateIrregularWeighted(checks, DefaultLimits, DefaultPriorWeight)
+			est = estimateIrregular(p.Recent, DefaultLimits, DefaultPriorWeight, false)
 			break
 		}
 	}
 	// Every check found a change: the likelihood has no maximum, and the
 	// smoothed estimate is the better bound.
-	return min(est, estimateIrregular(checks, DefaultLimits, 0))
+	return min(est, estimateIrregular(p.Recent, DefaultLimits, 0, false))
 }
 
 // minCoChance and maxCoChance bound the co-change chance a change is
@@ -192,12 +186,13 @@ func coEvidence(c float64) float64 {
 // maximum-likelihood estimate, bounded by lim; negative counts as 0).
 // Estimate uses DefaultPriorWeight.
 func EstimateIrregularWeighted(checks []Check, lim Limits, prior float64) Rate {
-	return estimateIrregular(checks, lim, max(prior, 0))
+	return estimateIrregular(checks, lim, max(prior, 0), true)
 }
 
 // estimateIrregular is EstimateIrregular with the pseudo-checks weighted
-// by prior (1: one of each kind; 0: none).
-func estimateIrregular(checks []Check, lim Limits, prior float64) Rate {
+// by prior (1: one of each kind; 0: none), reading the checks' CoChance
+// when readCo is set (else every change as the page's own).
+func estimateIrregular(checks []Check, lim Limits, prior float64, readCo bool) Rate {
 	lim = lim.orDefault()
 	var (
 		n, x       int
@@ -249,7 +244,11 @@ func estimateIrregular(checks []Check, lim Limits, prior float64) Rate {
 		}
 		for _, c := range checks {
 			if c.Elapsed > 0 && c.Changed {
-				add(days(c.Elapsed), coEvidence(c.CoChance))
+				co := 0.0
+				if readCo {
+					co = coEvidence(c.CoChance)
+				}
+				add(days(c.Elapsed), co)
 			}
 		}
 		return v - target, dv
