@@ -24,11 +24,12 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 	t.Helper()
 	const pages, sections = 400, 8
 	l := recrawl.DefaultLimits()
-	// A page cap spreads the first crawl over the first runs, as a site
-	// found a part at a time is, so that the pages' revisits do not fall
-	// due together.
+	// One worker, so that fewer of a run's fetches finish out of the order
+	// they started in (see TestCoChangeFollowsReleases). A page cap spreads
+	// the first crawl over the first runs, as a site found a part at a time
+	// is, so that the pages' revisits do not fall due together.
 	l.RequestDelay, l.MaxPages = 0, 60
-	f = newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster})
+	f = newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster, Workers: 1})
 	paths := f.site.Paths()
 	per := pages / sections
 	released := map[string]time.Time{} // edited and not fetched since: when
@@ -66,10 +67,11 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 // The default learns that a site's sections change together: once a run
 // finds changes in a section, their siblings are fetched in the same run
 // or the next, so the pages a release rewrote stay stale for less time
-// than with co-change turned off (Config.Cluster: 0.60–0.81× over 12
-// runs) and than under the baseline (0.45–0.65×), at about the baseline's
-// fetches (0.98–1.04× over those runs; the runs' concurrency makes each
-// run differ). (The baseline's spend, the
+// than with co-change turned off (Config.Cluster: 0.56–0.79× over 13
+// runs) and than under the baseline (0.40–0.59×), at about the baseline's
+// fetches (0.96–1.07× over those runs). The crawls fetch with one worker:
+// with four, the order fetches finished in made each run differ more
+// (0.55–0.92× of co-change turned off over 15 runs). (The baseline's spend, the
 // default's budget, comes in bursts on a site crawled whole at once: a
 // run whose budget is nothing cannot follow a release up.)
 func TestCoChangeFollowsReleases(t *testing.T) {
