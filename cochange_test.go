@@ -19,8 +19,9 @@ import (
 // and a half in turn, behind a sitemap without lastmods) every six hours
 // with s, and returns the page-hours the edited pages stayed stale after
 // their releases over the second half, the runs' fetches then, and the
-// fixture crawled.
-func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) string, days int) (stale float64, fetches int, f *fixture) {
+// fixture crawled. With noLastModified the pages send no Last-Modified
+// (their ETags stay).
+func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) string, days int, noLastModified bool) (stale float64, fetches int, f *fixture) {
 	t.Helper()
 	const pages, sections = 400, 8
 	l := recrawl.DefaultLimits()
@@ -29,7 +30,7 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 	// the first crawl over the first runs, as a site found a part at a time
 	// is, so that the pages' revisits do not fall due together.
 	l.RequestDelay, l.MaxPages = 0, 60
-	f = newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster, Workers: 1})
+	f = newFixture(t, testsite.Options{Pages: pages, Sections: sections, NoLastMod: true, NoLastModified: noLastModified}, recrawl.Config{Scheduler: s, Limits: &l, Cluster: cluster, Workers: 1})
 	paths := f.site.Paths()
 	per := pages / sections
 	released := map[string]time.Time{} // edited and not fetched since: when
@@ -80,9 +81,9 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 	}
 	days := 80
 	none := func(string) string { return "" }
-	halving, hf, _ := releaseStaleness(t, schedule.DefaultHalving, nil, days)
-	alone, af, _ := releaseStaleness(t, schedule.Index{}, none, days)
-	def, df, _ := releaseStaleness(t, schedule.Index{}, nil, days)
+	halving, hf, _ := releaseStaleness(t, schedule.DefaultHalving, nil, days, false)
+	alone, af, _ := releaseStaleness(t, schedule.Index{}, none, days, false)
+	def, df, _ := releaseStaleness(t, schedule.Index{}, nil, days, false)
 	t.Logf("release staleness: Halving %.0f page-hours (%d fetches), without co-change %.0f (%d fetches), default %.0f (%d fetches, %.2f× Halving's)", halving, hf, alone, af, def, df, def/halving)
 	require.Less(t, def, 0.85*alone)
 	require.Less(t, def, 0.7*halving)
@@ -93,16 +94,17 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 // (crawlstate.Check.CoChance, to the state's resolution), so that the
 // rate estimate reads a change it found as maybe its section's release,
 // not the page's own: a page a release rewrote, fetched the day after,
-// is not taken for one that changes daily. (Most of the site's pages send
-// Last-Modified, whose estimator dates the changes and needs no such
-// reading; the others' estimates are lowered.) A fetch of a page without
-// co-change keeps none.
+// is not taken for one that changes daily. The site's pages send no
+// Last-Modified (an estimate from Last-Modified dates the changes and
+// needs no such reading), so nearly every row whose follow-up found a
+// change is estimated lower. A fetch of a page without co-change keeps
+// none.
 func TestCoChangeFetchesKeepTheirChance(t *testing.T) {
 	if raceEnabled {
 		t.Skip("20 simulated days of a crawl; .ci/run runs it without race")
 	}
-	_, _, f := releaseStaleness(t, schedule.Index{}, nil, 20)
-	_, _, alone := releaseStaleness(t, schedule.Index{}, func(string) string { return "" }, 20)
+	_, _, f := releaseStaleness(t, schedule.Index{}, nil, 20, true)
+	_, _, alone := releaseStaleness(t, schedule.Index{}, func(string) string { return "" }, 20, true)
 	count := func(f *fixture) (checks, co, coChanged int, lower int) {
 		rows, err := f.state.LiveRows(context.Background(), f.src.Name(), "", 1000)
 		require.NoError(t, err)
@@ -133,7 +135,7 @@ func TestCoChangeFetchesKeepTheirChance(t *testing.T) {
 	checks, co, coChanged, lower := count(f)
 	t.Logf("default: %d checks, %d at a co-change chance (%d found a change); %d rows estimated below the rate of their changes read as their own", checks, co, coChanged, lower)
 	require.Positive(t, coChanged, "follow-ups found changes at their chance")
-	require.Positive(t, lower, "and those changes lower the pages' own rates")
+	require.GreaterOrEqual(t, lower, coChanged/2, "and those changes lower the pages' own rates")
 	checks, co, _, lower = count(alone)
 	require.Positive(t, checks)
 	require.Zero(t, co, "no co-change, no chance")
