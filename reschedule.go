@@ -68,7 +68,7 @@ func (s *scheduling) reschedule(row crawlstate.Row, o schedule.Outcome) schedule
 }
 
 // ranked is row as the run's plan ranks it: weighed and hinted as the
-// chain would, with its co-change chance.
+// chain would, with its co-change chance and discount.
 func (s *scheduling) ranked(row crawlstate.Row) schedule.Page {
 	p := pageOf(row)
 	if w, ok := s.weight(row.URL); ok {
@@ -76,6 +76,7 @@ func (s *scheduling) ranked(row crawlstate.Row) schedule.Page {
 	}
 	p.Sitemap = s.trust.hint(p, row.ListedIn, s.trust.lastMod(row))
 	p.CoChange = s.co.Chance(row.URL, p, s.start)
+	p.CoDiscount = s.co.Discount(row.URL, p, s.start)
 	return p
 }
 

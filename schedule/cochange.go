@@ -40,6 +40,15 @@ func ClusterOf(url string) string {
 // cluster it rewrote: the chance is that share, pulled towards x by a few
 // checks' weight.
 //
+// The model also reads the opposite: a page whose siblings' checks since
+// its last fetch found, together, fewer changes than their own rates
+// predict (by at least coCleanZ times the noise), on a source whose pages
+// change together, is less likely to have changed than its own rate
+// says: its section had no release since. How much less is measured, by
+// bin of own chance, from the source's fetches: changes found over
+// changes predicted in such clean clusters against the same ratio for
+// the other unexposed fetches. Discount gives that share.
+//
 // Chance gives a page's co-change chance now; a Planner's RunPlan reads it
 // from Page.CoChange (Index folds it into the chance that the page
 // changed). A CoChange is safe for concurrent use.
@@ -55,7 +64,44 @@ type CoChange struct {
 	// held, while holding, keeps the fetches Check is handed for Release.
 	holding bool
 	held    []coHeld
+	// clean and plain count, by bin of own chance, the unexposed fetches
+	// made when their siblings' checks were clean and the others.
+	clean, plain [coBins]coRatio
 }
+
+// coRatio counts fetches, the changes they found and the changes their
+// own rates predicted.
+type coRatio struct{ n, changed, predicted float64 }
+
+// add counts one fetch of own chance p, keeping at most most fetches.
+func (r *coRatio) add(changed bool, p, most float64) {
+	r.n++
+	r.predicted += p
+	if changed {
+		r.changed++
+	}
+	if r.n > most {
+		k := most / r.n
+		r.n *= k
+		r.changed *= k
+		r.predicted *= k
+	}
+}
+
+// ratio is the changes found over those predicted, starting from one
+// with coCleanPrior predicted changes.
+func (r coRatio) ratio() float64 {
+	return (r.changed + coCleanPrior) / (r.predicted + coCleanPrior)
+}
+
+// coCleanZ is the excess, in units of its noise, at or below which the
+// checks of a page's siblings since its last fetch are clean; coCleanPrior
+// is the weight, in predicted changes, of the prior that clean checks mean
+// nothing.
+const (
+	coCleanZ     = -1
+	coCleanPrior = 5
+)
 
 // coHeld is a fetch Check held.
 type coHeld struct {
@@ -155,6 +201,7 @@ type coExposure struct {
 	level int
 	share float64
 	burst coBurst
+	clean bool
 }
 
 // coBurst is what the checks of an exposure's window found: changes, the
@@ -261,8 +308,13 @@ func (m *CoChange) check(url string, p Page, obs Observation) {
 	// Only checks made before this one count: those of the same instant
 	// (one run's, on a clock that stands still) would count in the order
 	// the fetches happened to finish.
-	b, share, _ := c.scan(from, at)
+	b, share, _, clean := c.scan(from, at)
 	bin := coBin(pc)
+	if clean {
+		m.clean[bin].add(obs.Changed, pc, coSourceMemory)
+	} else if b == 0 {
+		m.plain[bin].add(obs.Changed, pc, coSourceMemory)
+	}
 	if b > 0 {
 		// A fetch counts as exposed in proportion to the share of the
 		// release time after its page's previous fetch, the rest of it as
@@ -310,21 +362,23 @@ func (c *coCluster) add(ch coCheck) {
 // that lies after from: the changes of the burst happened after the
 // latest start and before the earliest end of the intervals that found
 // them, and a page fetched in between may have seen the release already.
-// Only the coScan most recent checks are looked at.
-func (c *coCluster) exposure(from int64) (level int, share float64, burst coBurst) {
+// Only the coScan most recent checks are looked at. clean reports that
+// no window shows an excess (level 0) and that all the checks together
+// show a deficit of at least coCleanZ.
+func (c *coCluster) exposure(from int64) (level int, share float64, burst coBurst, clean bool) {
 	if e, ok := c.memo[from]; ok {
-		return e.level, e.share, e.burst
+		return e.level, e.share, e.burst, e.clean
 	}
-	level, share, burst = c.scan(from, math.MaxInt64)
+	level, share, burst, clean = c.scan(from, math.MaxInt64)
 	if c.memo == nil {
 		c.memo = map[int64]coExposure{}
 	}
-	c.memo[from] = coExposure{level, share, burst}
-	return level, share, burst
+	c.memo[from] = coExposure{level, share, burst, clean}
+	return level, share, burst, clean
 }
 
 // scan is exposure over the checks made before before.
-func (c *coCluster) scan(from, before int64) (level int, share float64, burst coBurst) {
+func (c *coCluster) scan(from, before int64) (level int, share float64, burst coBurst, clean bool) {
 	best := math.Inf(-1)
 	var f, p, k float64
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // of the checks scanned
@@ -346,8 +400,10 @@ func (c *coCluster) scan(from, before int64) (level int, share float64, burst co
 		}
 	}
 	if best == math.Inf(-1) {
-		return 0, 0, coBurst{}
+		return 0, 0, coBurst{}, false
 	}
+	level = coBucket(best)
+	clean = level == 0 && (f-p)/math.Sqrt(p+1) <= coCleanZ
 	switch {
 	case bhi <= blo || from <= blo:
 		share = 1
@@ -356,7 +412,7 @@ func (c *coCluster) scan(from, before int64) (level int, share float64, burst co
 	default:
 		share = float64(bhi-from) / float64(bhi-blo)
 	}
-	return coBucket(best), share, burst
+	return level, share, burst, clean
 }
 
 // Chance returns the co-change chance of the page at url: the chance that
@@ -394,7 +450,7 @@ func (m *CoChange) chance(url string, p Page, now time.Time, least int) float64 
 	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
 		return 0
 	}
-	b, share, burst := c.exposure(p.LastFetched.UnixNano())
+	b, share, burst, _ := c.exposure(p.LastFetched.UnixNano())
 	if b < least {
 		return 0
 	}
@@ -407,6 +463,32 @@ func (m *CoChange) chance(url string, p Page, now time.Time, least int) float64 
 		x = (w*est + coBurstPrior*x) / (w + coBurstPrior)
 	}
 	return share * x
+}
+
+// Discount returns the share of the page at url's own chance of a change
+// that its siblings' clean checks since its last fetch take away
+// (Page.CoDiscount): one less the ratio of changes found to changes
+// predicted of the source's fetches made in such clean clusters, over the
+// same ratio of its other unexposed fetches, in the bin of the page's own
+// chance now. It is 0 for a page never fetched, one whose siblings were
+// not checked clean since, and every page of a source whose pages have
+// not been found to change together (Learned).
+func (m *CoChange) Discount(url string, p Page, now time.Time) float64 {
+	if m == nil || p.LastFetched.IsZero() {
+		return 0
+	}
+	key := m.cluster(url)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.clusters[key]
+	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
+		return 0
+	}
+	if _, _, _, clean := c.exposure(p.LastFetched.UnixNano()); !clean {
+		return 0
+	}
+	bin := coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched)))
+	return max(1-m.clean[bin].ratio()/m.plain[bin].ratio(), 0)
 }
 
 // coBurstPrior is the weight, in checks, of the co-change chance learned

@@ -140,6 +140,59 @@ func TestCoChangeChanceAfterRelease(t *testing.T) {
 	require.Zero(t, m.Attributable("https://h/docs/s05/other", before, now))
 }
 
+// Siblings checked clean since a page's last fetch (their checks found
+// fewer changes than their rates predict) say its section had no release
+// since: on a site whose sections release together, the page gets a
+// discount on its own chance, learned from how rarely pages fetched in
+// such clusters were found changed, and the index ranks it below a page
+// of the same rate without one. A page whose siblings show a release gets
+// none (and a co-change chance); on a site whose pages change alone no
+// page gets one.
+func TestCoChangeDiscountsCleanSections(t *testing.T) {
+	m := schedule.NewCoChange(nil)
+	coWorld(m, true, 60, 2)
+	require.True(t, m.Learned())
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	siblings := func(section string, changed int) {
+		for i := range 40 {
+			u := fmt.Sprintf("https://h/docs/%s/seen%02d", section, i)
+			m.Check(u, schedule.Page{LastFetched: t0.Add(-2 * schedule.Day), ChangeRate: 0.05}, schedule.Observation{At: t0.Add(time.Hour), Changed: i < changed})
+		}
+	}
+	siblings("s07", 0)  // 3.8 changes predicted, none found: clean
+	siblings("s08", 20) // a release
+	siblings("s09", 4)  // about as many as predicted
+	page := schedule.Page{LastFetched: t0, ChangeRate: 0.05}
+	now := t0.Add(schedule.Day)
+	d := m.Discount("https://h/docs/s07/other", page, now)
+	t.Logf("discount after 40 clean checks: %.3f", d)
+	require.Greater(t, d, 0.5, "a clean section's pages rarely changed")
+	require.LessOrEqual(t, d, 1.0)
+	require.Zero(t, m.Chance("https://h/docs/s07/other", page, now))
+	require.Zero(t, m.Discount("https://h/docs/s08/other", page, now), "a release")
+	require.Positive(t, m.Chance("https://h/docs/s08/other", page, now))
+	require.Zero(t, m.Discount("https://h/docs/s09/other", page, now), "no deficit")
+	require.Zero(t, m.Discount("https://h/docs/s07/other", schedule.Page{}, now), "never fetched")
+	require.Zero(t, m.Discount("https://h/docs/s07/other", schedule.Page{LastFetched: now, ChangeRate: 0.05}, now.Add(time.Hour)), "fetched since")
+	require.Zero(t, m.Discount("https://h/docs/s10/other", page, now), "a cluster never checked")
+
+	plan := sixHourlyPlan(now, 0.05)
+	discounted := page
+	discounted.CoDiscount = d
+	require.Less(t, plan.Priority(discounted), plan.Priority(page))
+	discounted.CoDiscount = 1
+	require.Zero(t, plan.Priority(discounted), "a page certain not to have changed is worth nothing")
+	discounted.CoDiscount = math.NaN()
+	require.Equal(t, plan.Priority(page), plan.Priority(discounted), "NaN says nothing")
+
+	alone := schedule.NewCoChange(nil)
+	pages := coWorld(alone, false, 60, 2)
+	require.False(t, alone.Learned())
+	for u, p := range pages {
+		require.Zero(t, alone.Discount(u, p, p.LastFetched.Add(schedule.Day)), u)
+	}
+}
+
 // A burst far beyond noise is read for the share of the section its
 // release rewrote: siblings of a section where nine in ten of the pages
 // fetched since were found changed get a higher chance than those of one
@@ -228,4 +281,41 @@ func ExampleCoChange() {
 	m.Check("https://docs.example.com/guide/install", p, schedule.Observation{At: t0.Add(24 * time.Hour), Changed: true})
 	fmt.Println(m.Learned(), m.Chance("https://docs.example.com/guide/usage", p, t0.Add(25*time.Hour)))
 	// Output: false 0
+}
+
+func ExampleCoChange_Discount() {
+	m := schedule.NewCoChange(nil)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	url := func(s, i int) string { return fmt.Sprintf("https://docs.example.com/s%d/p%02d", s, i) }
+	pages := map[string]schedule.Page{}
+	var before schedule.Page // a page as it was three days ago
+	for day := range 60 {
+		if day == 57 {
+			before = pages[url(1, 0)]
+		}
+		// Every third day a release rewrites half of one of four sections
+		// of 40 pages; each page is fetched daily.
+		released := -1
+		if day%3 == 0 {
+			released = day / 3 % 4
+		}
+		for s := range 4 {
+			for i := range 40 {
+				u := url(s, i)
+				p := pages[u]
+				obs := schedule.Observation{At: t0.Add(time.Duration(day)*schedule.Day + time.Duration(1+s*40+i)*time.Minute), Changed: s == released && (i+day)%2 == 0}
+				if p.LastFetched.IsZero() {
+					obs.First, obs.Changed = true, false
+				}
+				m.Check(u, p, obs)
+				pages[u] = schedule.Observe(p, obs)
+			}
+		}
+	}
+	// A page of a section whose siblings were all fetched unchanged since
+	// its fetch three days ago is less likely to have changed than its
+	// rate says; in the section released the day after, it is not.
+	now := t0.Add(60 * schedule.Day)
+	fmt.Printf("%v %.2f %.2f\n", m.Learned(), m.Discount(url(1, 0), before, now), m.Discount(url(3, 0), before, now))
+	// Output: true 0.68 0.00
 }

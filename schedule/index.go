@@ -384,6 +384,11 @@ func (p IndexPlan) Priority(q Page) float64 {
 	}
 	l := float64(DefaultLimits.Clamp(lam))
 	r := l * days(tau)
+	if d := min(q.CoDiscount, 1); d > 0 {
+		// The siblings' clean checks say the page is less likely to have
+		// changed than its rate says.
+		r = -math.Log1p(math.Expm1(-r) * (1 - d))
+	}
 	if q.Sitemap.Listed || q.CoChange > 0 {
 		// The siblings' changes raise the chance that the page changed,
 		// and the sitemap's word is evidence on that chance: a lastmod

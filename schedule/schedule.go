@@ -18,7 +18,8 @@
 // Pages change together as well as alone: a release rewrites part of a
 // documentation section at once. CoChange learns, from the pages' joint
 // history, how much a change found on a page of a URL directory says of
-// its siblings, and Index ranks them by it (Page.CoChange).
+// its siblings, and Index ranks them by it (Page.CoChange); siblings
+// checked clean since a page's fetch lower its chance (Page.CoDiscount).
 package schedule
 
 import "time"
@@ -70,6 +71,15 @@ type Page struct {
 	// nothing. The Index policy folds it into the chance that the page
 	// changed; a crawler sets it each time, Observe keeps it as it is.
 	CoChange float64
+	// CoDiscount is the share of the page's own chance of a change that
+	// its siblings' checks since its last fetch take away
+	// (CoChange.Discount): they found fewer changes than their rates
+	// predict, and the model measured that pages in such clusters then
+	// change less often than theirs predicts. Zero says nothing; values
+	// are read within [0, 1]. The Index policy scales the page's chance
+	// by 1 − CoDiscount; a crawler sets it each time, Observe keeps it as
+	// it is.
+	CoDiscount float64
 }
 
 // Observation is the outcome of one fetch.

@@ -513,10 +513,10 @@ func (x *index) page(k Known) schedule.Page {
 	}
 	if x.co != nil {
 		p.CoChange = x.co.Chance(k.Path(), p, x.now)
-
+		p.CoDiscount = x.co.Discount(k.Path(), p, x.now)
 	}
 	if x.releases != nil && !p.LastFetched.IsZero() {
-		p.CoChange = x.releases(k, p.LastFetched, x.now)
+		p.CoChange, p.CoDiscount = x.releases(k, p.LastFetched, x.now), 0
 	}
 	return p
 }
