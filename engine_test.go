@@ -61,6 +61,9 @@ func newFixture(t *testing.T, opts testsite.Options, cfg recrawl.Config) *fixtur
 	if cfg.Clock == nil {
 		cfg.Clock = clk
 	}
+	if opts.Host != "" && cfg.HTTPClient == nil {
+		cfg.HTTPClient = site.Client() // it reaches the site under its name
+	}
 	eng, err := recrawl.New(cfg)
 	require.NoError(t, err)
 	return &fixture{t: t, clk: clk, site: site, state: st, eng: eng, src: discover.Sitemap{URL: site.SitemapURL()}}
