@@ -434,6 +434,19 @@ func (m *CoChange) Attributable(url string, p Page, now time.Time) float64 {
 	return m.chance(url, p, now, coAttributable)
 }
 
+// exposureOf is what the page p of cluster key is exposed to (see
+// coCluster.exposure), and its cluster; ok is false for a page of no
+// cluster, of a cluster without checks, or of a source that has not
+// learned co-change. The caller holds m.mu.
+func (m *CoChange) exposureOf(key string, p Page) (c *coCluster, e coExposure, ok bool) {
+	c = m.clusters[key]
+	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
+		return nil, coExposure{}, false
+	}
+	e.level, e.share, e.burst, e.clean = c.exposure(p.LastFetched.UnixNano())
+	return c, e, true
+}
+
 // coAttributable is the lowest level of excess Attributable reads: 1.5
 // to 3 times its noise.
 const coAttributable = 2
@@ -446,14 +459,11 @@ func (m *CoChange) chance(url string, p Page, now time.Time, least int) float64 
 	key := m.cluster(url)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.clusters[key]
-	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
+	c, e, ok := m.exposureOf(key, p)
+	if !ok || e.level < least {
 		return 0
 	}
-	b, share, burst, _ := c.exposure(p.LastFetched.UnixNano())
-	if b < least {
-		return 0
-	}
+	b, share, burst := e.level, e.share, e.burst
 	x := m.x(c, b, coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched))))
 	if b == coBuckets-1 {
 		// A burst far beyond noise is a release: the share of the cluster
@@ -480,11 +490,7 @@ func (m *CoChange) Discount(url string, p Page, now time.Time) float64 {
 	key := m.cluster(url)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.clusters[key]
-	if key == "" || !m.learned || c == nil || len(c.checks) == 0 {
-		return 0
-	}
-	if _, _, _, clean := c.exposure(p.LastFetched.UnixNano()); !clean {
+	if _, e, ok := m.exposureOf(key, p); !ok || !e.clean {
 		return 0
 	}
 	bin := coBin(changeChance(p.ChangeRate, now.Sub(p.LastFetched)))
