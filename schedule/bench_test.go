@@ -108,3 +108,37 @@ func BenchmarkIndexPlanRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCoChangeRank is what ranking asks of a learned co-change model
+// per page: its chance alone, and its chance and discount (as the engine's
+// ranking and the simulator ask), over the 400 pages of a site whose
+// sections release together, a day after their last fetch.
+func BenchmarkCoChangeRank(b *testing.B) {
+	m := schedule.NewCoChange(nil)
+	pages := coWorld(m, true, 60, 1)
+	if !m.Learned() {
+		b.Fatal("the model learned nothing")
+	}
+	urls := sortedKeys(pages)
+	for _, v := range []struct {
+		name     string
+		discount bool
+	}{{"chance", false}, {"chance+discount", true}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var sink float64
+			for b.Loop() {
+				for _, u := range urls {
+					p := pages[u]
+					now := p.LastFetched.Add(schedule.Day)
+					sink += m.Chance(u, p, now)
+					if v.discount {
+						sink += m.Discount(u, p, now)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(urls)), "ns/page")
+			_ = sink
+		})
+	}
+}

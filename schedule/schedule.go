@@ -75,7 +75,7 @@ type Page struct {
 	// its siblings' checks since its last fetch take away
 	// (CoChange.Discount): they found fewer changes than their rates
 	// predict, and the model measured that pages in such clusters then
-	// change less often than theirs predicts. Zero says nothing; values
+	// change less often than their own rates predict. Zero says nothing; values
 	// are read within [0, 1]. The Index policy scales the page's chance
 	// by 1 − CoDiscount; a crawler sets it each time, Observe keeps it as
 	// it is.
