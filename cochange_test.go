@@ -108,6 +108,36 @@ func TestCoChangeFollowsReleases(t *testing.T) {
 	require.LessOrEqual(t, float64(df), 1.08*float64(hf))
 }
 
+// A run on a source whose pages change together spreads its limit over
+// waves (Report.Waves), each ranking again with the changes the earlier
+// ones found, so that a release found late in a run is still followed
+// within it: four once the model has learned co-change, and one or two
+// with co-change turned off.
+func TestCoChangeRunsInWaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20 simulated days of two crawls")
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster func(string) string
+		least   int
+		most    int
+	}{
+		{"co-change", nil, 4, 4},
+		{"co-change turned off", func(string) string { return "" }, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, f := releaseStaleness(t, schedule.Index{}, tc.cluster, 20, releaseHosts[0], false)
+			f.clk.Advance(6 * time.Hour)
+			rep := f.run()
+			t.Logf("limit %d, waves %d, fetched %d", rep.Limit, rep.Waves, rep.Fetched)
+			require.GreaterOrEqual(t, rep.Limit, 0)
+			require.GreaterOrEqual(t, rep.Waves, tc.least)
+			require.LessOrEqual(t, rep.Waves, tc.most)
+		})
+	}
+}
+
 // A fetch the co-change model asked for keeps the chance it was made at
 // (crawlstate.Check.CoChance, to the state's resolution), so that the
 // rate estimate reads a change it found as maybe its section's release,

@@ -196,6 +196,15 @@ type Report struct {
 	// listing's sample). -1: nothing limited the run (every due row was
 	// fetched).
 	Limit int `json:"limit"`
+	// Waves is how many passes the run's selection made over its due rows:
+	// one without a limit, two when the first left rows to a second (a
+	// listing's sample settled first), and up to four when the source's
+	// pages change together, each pass after the first ranking again with
+	// the changes the earlier ones found, so that a release found in one
+	// is followed within the run. It is 0 for a run that walked no due
+	// queue of its own: one that joined another engine's run, or one
+	// under authoritative sitemap trust whose sitemap did not change.
+	Waves int `json:"waves"`
 
 	// StoppedBy names the cap that ended the run early, if any.
 	StoppedBy string `json:"stopped_by,omitempty"`

@@ -5,30 +5,36 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/recrawl/recrawl/crawlstate"
 	"github.com/recrawl/recrawl/schedule"
 )
 
-// A run with a limit (the plan's, or Config.Budget) picks its rows in up
-// to two waves. The first walks the due queue: rows never fetched, owed a
-// retry, or whose sitemap lastmod moved in a listing that the evidence
-// does not call a liar are dispatched outside the limit; a listing
-// without enough evidence has a sample of its moved rows dispatched
-// first, the rest waiting for the second wave; the other rows are ranked
-// by the plan, with the co-change chance of what their siblings showed,
-// beside the siblings planning found exposed. When the source's pages
-// change together (its co-change model has learned a lift), the first
-// wave spends half the limit and the second the rest, after the first
-// wave's changes have raised their siblings' chance; the second wave
-// walks the due queue again, with the verdicts the first wave's samples
-// settled, and reads the siblings of the clusters where the first wave
-// found changes.
+// A run with a limit (the plan's, or Config.Budget) picks its rows in
+// waves. The first walks the due queue: rows never fetched, owed a retry,
+// or whose sitemap lastmod moved in a listing that the evidence does not
+// call a liar are dispatched outside the limit; a listing without enough
+// evidence has a sample of its moved rows dispatched first, the rest
+// waiting for a later wave; the other rows are ranked by the plan, with
+// the co-change chance of what their siblings showed, beside the siblings
+// planning found exposed. When the source's pages change together (its
+// co-change model has learned a lift), the run spreads its limit over
+// coWaves waves: each but the last spends firstWave of what is left, and
+// each after the first walks the due queue again, with the verdicts the
+// earlier samples settled and the chances the earlier waves' changes
+// raised, and reads the siblings of the clusters where the run found
+// changes so far. A release found in one wave is followed within the
+// run. Otherwise a second wave takes what the first deferred.
 
-// firstWave is the share of the limit a run that learns co-change spends
-// in its first wave.
-const firstWave = 0.5
+// coWaves is how many waves a run whose source learned co-change spreads
+// its limit over; firstWave is the share of what is left of the limit
+// each wave but the last spends.
+const (
+	coWaves   = 4
+	firstWave = 0.5
+)
 
 // wave is one pass of a run's selection.
 type wave struct {
@@ -59,6 +65,9 @@ func (r *run) fetchDue(ctx context.Context) error {
 type selector struct {
 	r      *run
 	picked map[string]bool // the URLs a wave picked, for a later wave to pass by
+	// hot holds the clusters where the run found changes so far whose
+	// siblings may still be worth a look.
+	hot map[string]bool
 }
 
 func (sl *selector) fetchDue(ctx context.Context) error {
@@ -70,7 +79,9 @@ func (sl *selector) fetchDue(ctx context.Context) error {
 	r.tally.add(func(rep *Report) { rep.Limit = limit })
 	w := &wave{limit: limit, rank: rank, capped: capped, first: true, last: limit < 0, extra: r.exposed}
 	split := limit >= 0 && r.co.Learned()
+	waves := 2 // the second takes what the first deferred
 	if split {
+		waves = coWaves
 		w.limit = int(math.Ceil(firstWave * float64(limit)))
 	}
 	if err := sl.fetchWave(ctx, w); err != nil || limit < 0 {
@@ -79,15 +90,25 @@ func (sl *selector) fetchDue(ctx context.Context) error {
 	if w.deferred == 0 && !split {
 		return nil
 	}
-	w2 := &wave{limit: max(limit-w.used, 0), rank: rank, capped: capped, last: true}
-	if r.halt.halted() {
-		w2.limit = 0
+	left := max(limit-w.used, 0)
+	for i := 1; i < waves; i++ {
+		next := &wave{limit: left, rank: rank, capped: capped, last: i == waves-1}
+		if !next.last {
+			next.limit = int(math.Ceil(firstWave * float64(left)))
+		}
+		if r.halt.halted() {
+			next.limit = 0
+		}
+		var err error
+		if next.extra, err = sl.siblings(ctx); err != nil {
+			return err
+		}
+		if err := sl.fetchWave(ctx, next); err != nil {
+			return err
+		}
+		left = max(left-next.used, 0)
 	}
-	var err error
-	if w2.extra, err = sl.siblings(ctx); err != nil {
-		return err
-	}
-	return sl.fetchWave(ctx, w2)
+	return nil
 }
 
 // fetchWave picks w's rows and fetches them through a run of the stages.
@@ -97,6 +118,7 @@ func (sl *selector) fetchWave(ctx context.Context, w *wave) error {
 	// done, so that ranking does not depend on the order they finish in.
 	r.co.Hold()
 	defer r.co.Release()
+	r.tally.add(func(rep *Report) { rep.Waves++ })
 	s := r.startStages(ctx)
 	var plain []crawlstate.Row
 	qerr := sl.selectWave(ctx, w, func(row *crawlstate.Row) bool { return r.route(ctx, s, row, &plain) })
@@ -114,7 +136,7 @@ func (sl *selector) fetchWave(ctx context.Context, w *wave) error {
 // ranked).
 func (r *run) selectDue(ctx context.Context, dispatch func(*crawlstate.Row) bool) error {
 	limit, rank, capped := r.runLimit()
-	r.tally.add(func(rep *Report) { rep.Limit = limit })
+	r.tally.add(func(rep *Report) { rep.Limit, rep.Waves = limit, 1 })
 	return (&selector{r: r}).selectWave(ctx, &wave{limit: limit, rank: rank, capped: capped, first: true, last: true}, dispatch)
 }
 
@@ -359,15 +381,16 @@ func (sl *selector) markPicked(url string) {
 	sl.picked[url] = true
 }
 
-// siblingRows bounds the rows a second wave reads to find the siblings of
-// the clusters where the first wave found changes.
+// siblingRows bounds the rows a wave reads to find the siblings of the
+// clusters where the run found changes.
 const siblingRows = 20_000
 
-// siblings returns the rows not due of the clusters where the run found
-// changes so far whose co-change chance is positive and worth a look
-// (schedule.IndexPlan.Worth), read through crawlstate.LiveLister (none
-// without it, or with Config.Cluster), at most siblingRows rows read in
-// all.
+// siblings returns the rows not due and not picked yet of the clusters
+// where the run found changes so far whose co-change chance is positive
+// and worth a look (schedule.IndexPlan.Worth), read through
+// crawlstate.LiveLister (none without it, or with Config.Cluster), at most
+// siblingRows rows read in all. A cluster none of whose rows is left
+// worth a look is forgotten.
 func (sl *selector) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 	r := sl.r
 	ll, ok := r.e.st.State.(crawlstate.LiveLister)
@@ -375,9 +398,21 @@ func (sl *selector) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 		return nil, nil // a cluster of Config.Cluster's need not be a range of URLs
 	}
 	worth, _ := r.sched.(interface{ Worth(schedule.Page) bool })
+	if sl.hot == nil {
+		sl.hot = map[string]bool{}
+	}
+	for _, key := range r.co.Touched() {
+		sl.hot[key] = true
+	}
+	keys := make([]string, 0, len(sl.hot))
+	for key := range sl.hot {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
 	var out []crawlstate.Row
 	read := 0
-	for _, key := range r.co.Touched() {
+	for _, key := range keys {
+		found := len(out)
 		after := clusterStart(key)
 		for read < siblingRows {
 			rows, err := ll.LiveRows(ctx, r.source, after, min(r.e.cfg.BatchSize, siblingRows-read))
@@ -403,6 +438,9 @@ func (sl *selector) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 				break
 			}
 			after = rows[len(rows)-1].URL
+		}
+		if len(out) == found && read < siblingRows {
+			delete(sl.hot, key) // read whole: nothing left worth a look
 		}
 	}
 	return out, nil

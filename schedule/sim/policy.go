@@ -200,10 +200,11 @@ type index struct {
 }
 
 // coWaves and coFirstWave are the engine's waves: a run with co-change
-// fetches coFirstWave of its limit first, then the rest ranked again
-// with what the first wave found.
+// spreads its limit over coWaves waves, each but the last spending
+// coFirstWave of what is left, each ranked again with what the earlier
+// ones found.
 const (
-	coWaves     = 2
+	coWaves     = 4
 	coFirstWave = 0.5
 )
 
@@ -317,7 +318,7 @@ func DefaultUncapped() Policy {
 // configured budget, learned sitemap trust (TrustLearned) and co-change
 // (schedule.CoChange): each run spends what Halving would at the measured
 // cadence, on the due pages of highest index and the siblings of pages
-// found changed, in two waves. The simulator's budget (Halving's
+// found changed, in waves. The simulator's budget (Halving's
 // measured spend in Compare) still caps it.
 func Default() Policy { return DefaultWith("Default", TrustLearned) }
 

@@ -297,10 +297,11 @@ func Run(w *World, p Policy, budget schedule.Rate) Result {
 }
 
 // extender is a Policy that ranks pages not yet due with the due ones: at
-// the start of a run, and again after its first wave of fetches, Extra
-// names the known pages worth ranking (the siblings of pages found
-// changed). FirstWave is the share of the run's limit the first wave
-// spends; the rest goes, in the same order, to what is then worth most.
+// the start of a run, and again before each of its later waves of
+// fetches, Extra names the known pages worth ranking (the siblings of
+// pages found changed). A run has Waves waves; each but the last spends
+// FirstWave of what is left of the run's limit, and the last the rest,
+// each on what is then worth most.
 type extender interface {
 	Extra(now time.Time) []Known
 	FirstWave() float64
