@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -404,14 +405,9 @@ func (sl *selector) siblings(ctx context.Context) ([]crawlstate.Row, error) {
 	for _, key := range r.co.Touched() {
 		sl.hot[key] = true
 	}
-	keys := make([]string, 0, len(sl.hot))
-	for key := range sl.hot {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
 	var out []crawlstate.Row
 	read := 0
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(sl.hot)) {
 		found := len(out)
 		after := clusterStart(key)
 		for read < siblingRows {
